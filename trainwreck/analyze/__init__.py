@@ -1,0 +1,35 @@
+"""Detectors: each module here with `detect(bundle) -> List[Finding]` is run on every bundle.
+
+A detector is a small pure function of the evidence; it reports what it saw and never classifies the run.
+A detector that fails is reported in the notes and the others still run.
+"""
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from functools import lru_cache
+from typing import List, Tuple
+
+from ..bundle import Bundle
+from ..model import Finding
+
+
+@lru_cache(maxsize=1)
+def detectors() -> Tuple:
+    mods = []
+    for info in pkgutil.iter_modules(__path__):
+        mod = importlib.import_module(f"{__name__}.{info.name}")
+        if callable(getattr(mod, "detect", None)):
+            mods.append(mod)
+    return tuple(sorted(mods, key=lambda m: m.__name__))
+
+
+def analyze(bundle: Bundle) -> List[Finding]:
+    findings: List[Finding] = []
+    for mod in detectors():
+        try:
+            findings.extend(mod.detect(bundle) or [])
+        except Exception as exc:  # a broken detector must not take the diagnosis down
+            short = mod.__name__.rsplit(".", 1)[-1]
+            bundle.note(f"detector {short} failed ({type(exc).__name__}: {str(exc)[:100]}); its checks were skipped")
+    return findings

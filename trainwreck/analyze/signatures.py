@@ -1,0 +1,167 @@
+"""Catalog detector: known failure messages (trainwreck/catalog/*.yaml) matched line by line.
+
+One Finding per signature that matched: the first matching line is the evidence, plus up to two
+more distinct lines (another rank, the last occurrence). A line that holds none of the catalog's
+gate words costs one lower() and a few substring tests.
+"""
+from __future__ import annotations
+
+import math
+import re
+from typing import Dict, List, Optional
+
+from ..bundle import Bundle
+from ..catalog import Signature, load, prefilter
+from ..model import DIRECT, Finding, Line
+
+MAX_MATCH_CHARS = 8192  # regexes see at most this much of one line (tqdm lines can be megabytes)
+
+_RANK_PATTERNS = [
+    re.compile(r"^\s*\[(?:rank|default)(\d+)\]:"),  # torch>=2.2 "[rank3]:", torchrun --tee "[default3]:"
+    re.compile(r"^\s*\[(\d+)\]<std(?:err|out)>:"),  # torchrun --log-line-prefix "[3]<stderr>:"
+    re.compile(r"\[(?:PG [^\]]*?)?Rank (\d+)\]"),  # ProcessGroupNCCL "[Rank 3]", "[PG 1 Rank 3]"
+    re.compile(r"\bRankID:(\d+)"),  # torch_npu / CANN "(PID:1, Device:3, RankID:3)"
+    re.compile(r"(?i)(?<![\w.])(?:global_)?rank[\s:=#]{0,3}(\d+)\b"),  # "rank 3", "Rank 0 Skipping step", "rank=3"
+    re.compile(r"^(\d{1,4}): "),  # srun --label "3: ..."
+]
+
+
+def parse_rank(text: str) -> Optional[int]:
+    for pat in _RANK_PATTERNS:
+        m = pat.search(text[:400])
+        if m:
+            return int(m.group(1))
+    return None
+
+
+class _Hits:
+    __slots__ = ("sig", "first", "first_order", "first_match", "last", "count", "ranks", "other_rank")
+
+    def __init__(self, sig: Signature, line: Line, order: int, m: "re.Match[str]", rank: Optional[int]) -> None:
+        self.sig = sig
+        self.first = line
+        self.first_order = order
+        self.first_match = m
+        self.last: Optional[Line] = None
+        self.count = 1
+        self.ranks = {rank} if rank is not None else set()
+        self.other_rank: Optional[Line] = None
+
+
+def scan(lines) -> Dict[str, _Hits]:
+    """Match every line against the catalog; the hits per signature id, in first-seen order."""
+    pf = prefilter()
+    passes = pf.passes
+    hits: Dict[str, _Hits] = {}
+    for order, line in enumerate(lines):
+        text = line.text
+        if not text:
+            continue
+        low = text.lower()
+        if not passes(low):
+            continue
+        cands = pf.candidates(low)
+        if not cands:
+            continue
+        probe = text if len(text) <= MAX_MATCH_CHARS else text[:MAX_MATCH_CHARS]
+        rank: Optional[int] = None
+        rank_done = False
+        for sig in cands:
+            m = sig.match(probe)
+            if m is None:
+                continue
+            if not rank_done:
+                rank, rank_done = parse_rank(text), True
+            h = hits.get(sig.id)
+            if h is None:
+                hits[sig.id] = _Hits(sig, line, order, m, rank)
+                continue
+            h.count += 1
+            h.last = line
+            if rank is not None:
+                if h.ranks and rank not in h.ranks and h.other_rank is None:
+                    h.other_rank = line
+                h.ranks.add(rank)
+    return hits
+
+
+def _ranks_text(ranks) -> str:
+    rs = sorted(ranks)
+    if len(rs) == 1:
+        return f"rank {rs[0]}"
+    if rs == list(range(rs[0], rs[-1] + 1)):
+        return f"ranks {rs[0]}\u2013{rs[-1]}"
+    if len(rs) > 6:
+        return f"{len(rs)} ranks"
+    return "ranks " + ", ".join(str(r) for r in rs)
+
+
+def _detail(sig: Signature, m: "re.Match[str]") -> str:
+    if not sig.detail:
+        return ""
+    groups = {k: v for k, v in m.groupdict().items() if v is not None}
+    try:
+        return sig.detail.format(**groups)
+    except (KeyError, IndexError, ValueError):
+        return ""
+
+
+def claim_for(h: _Hits) -> str:
+    parts = []
+    detail = _detail(h.sig, h.first_match)
+    if detail:
+        parts.append(detail)
+    if h.count > 1:
+        extra = f"{h.count} times"
+        if len(h.ranks) > 1:
+            extra += ", " + _ranks_text(h.ranks)
+        parts.append(extra)
+    elif h.ranks:
+        parts.append(_ranks_text(h.ranks))
+    return h.sig.title + (f" ({'; '.join(parts)})" if parts else "")
+
+
+def _confidence(sig: Signature, count: int) -> float:
+    if count < sig.min_count:
+        return round(sig.weight * 0.5 * count / sig.min_count, 3)
+    boost = 1.0 + 0.05 * math.log2(count / sig.min_count) if count > sig.min_count else 1.0
+    return round(min(0.99, sig.weight * boost), 3)
+
+
+def _finding(h: _Hits) -> Finding:
+    sig = h.sig
+    evidence = [h.first.source()]
+    seen_text = {h.first.text}
+    for extra in (h.other_rank, h.last):
+        if extra is not None and extra.text not in seen_text and len(evidence) < 3:
+            evidence.append(extra.source())
+            seen_text.add(extra.text)
+    first_rank = parse_rank(h.first.text)
+    below = h.count < sig.min_count
+    claim = claim_for(h)
+    if below:
+        claim = f"{claim}: below the {sig.min_count} matches that make it a failure signal"
+    return Finding(
+        id=sig.id,
+        signature=sig.id,
+        claim=claim,
+        label=DIRECT,
+        confidence=_confidence(sig, h.count),
+        evidence=evidence,
+        suggests=None if below else sig.classification,
+        role="context" if below else sig.role,
+        stage=sig.stage,
+        stack=list(sig.stack),
+        fixes=[] if below else list(sig.fixes),
+        verify_skill=None if below else sig.verify.skill,
+        verify_hint=None if below else (sig.verify.command or None),
+        order=float(h.first_order),
+        meaning=sig.meaning,
+        rank=first_rank,
+    )
+
+
+def detect(bundle: Bundle) -> List[Finding]:
+    load()  # fail loudly here, not half-way through the lines, if the catalog is broken
+    hits = scan(bundle.all_lines())
+    return [_finding(h) for h in sorted(hits.values(), key=lambda h: h.first_order)]

@@ -1,0 +1,68 @@
+"""The --out snapshot: report.json, report.md, meta/, artifacts/failure.lock.json and a plot when possible.
+
+Refuses to write inside the run directory: trainwreck never changes the evidence it reads.
+"""
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Dict, List
+
+from .pipeline import Result
+from .report import markdown
+
+
+class OutError(Exception):
+    pass
+
+
+def _inside(child: str, parent: str) -> bool:
+    c, p = os.path.realpath(child), os.path.realpath(parent)
+    return c == p or c.startswith(p.rstrip(os.sep) + os.sep)
+
+
+def _write(path: str, text: str) -> None:
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def write_snapshot(result: Result, out: str, report: Dict[str, Any]) -> List[str]:
+    if _inside(out, result.run.root):
+        raise OutError(f"--out {out} is inside the run directory; trainwreck never writes there. Choose another folder.")
+    try:
+        os.makedirs(out, exist_ok=True)
+    except OSError as exc:
+        raise OutError(f"cannot create --out {out}: {exc.strerror or exc}") from None
+    d = report
+    written = []
+
+    def put(rel: str, text: str) -> None:
+        _write(os.path.join(out, rel), text)
+        written.append(rel)
+
+    put("report.json", json.dumps(d, indent=2, ensure_ascii=False) + "\n")
+    put("report.md", markdown(d))
+    profile = {k: d.get(k) for k in ("classification", "confidence", "failure_stage", "stack", "headline",
+                                     "terminal_events", "metrics_summary", "notes")}
+    profile["run"] = d.get("run")
+    put("meta/failure-profile.json", json.dumps(profile, indent=2, ensure_ascii=False) + "\n")
+    put("meta/root-causes.json", json.dumps({"primary_cause": d.get("primary_cause"), "causes": d.get("causes"),
+                                             "contributing_factors": d.get("contributing_factors"),
+                                             "fix_candidates": d.get("fix_candidates"),
+                                             "verification": d.get("verification")}, indent=2, ensure_ascii=False)
+        + "\n")
+    lock = {"run": d.get("run"), "tool": d.get("tool"), "files": d.get("evidence_files", []),
+            "note": "sha256 of each evidence file as read ('whole', or 'head+tail' for large files: only the bytes "
+                    "that were read); re-run and compare to tell whether the evidence changed"}
+    put("artifacts/failure.lock.json", json.dumps(lock, indent=2) + "\n")
+    try:
+        from .plot import plot
+        png = plot(result.bundle, d, os.path.join(out, "artifacts", "curves.png"))
+        if png:
+            written.append("artifacts/curves.png")
+    except ImportError:
+        pass
+    return written

@@ -1,0 +1,82 @@
+"""The `trainwreck` command. Each verb is a module in trainwreck/verbs/ with NAME, HELP, add_arguments, run."""
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import pkgutil
+import sys
+from typing import List, Optional
+
+from . import __version__
+from . import verbs as _verbs
+from .locate import NotFound
+
+EPILOG = """\
+examples:
+  trainwreck diagnose                       most recent run under the current folder
+  trainwreck diagnose outputs/2026-11-01/10-00-00
+  trainwreck diagnose slurm-1234.out --json  one log file, machine-readable report
+  trainwreck diagnose RUN --out /tmp/diag    also write report.json, report.md, meta/, artifacts/
+  trainwreck traceback train.log            root exception, first failing rank, truncation
+  trainwreck curve RUN                      loss / grad-norm / lr trajectory findings
+
+Exit status: 0 a diagnosis was produced (even `unclear`); 2 usage error or nothing to diagnose.
+trainwreck only reads the run directory; it never writes there.
+"""
+
+
+def _verb_modules():
+    mods = []
+    for info in pkgutil.iter_modules(_verbs.__path__):
+        mod = importlib.import_module(f"{_verbs.__name__}.{info.name}")
+        if hasattr(mod, "NAME") and hasattr(mod, "run"):
+            mods.append(mod)
+    return sorted(mods, key=lambda m: (getattr(m, "ORDER", 50), m.NAME))
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line and a pointer to --help, exit 2
+        self.exit(2, f"trainwreck: {message} (see: {self.prog} --help)\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="trainwreck", description="Evidence-first diagnosis of failed and stalled ML training runs.",
+                epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--version", action="version", version=f"trainwreck {__version__}")
+    sub = p.add_subparsers(dest="verb", metavar="VERB", parser_class=_Parser)
+    for mod in _verb_modules():
+        sp = sub.add_parser(mod.NAME, help=mod.HELP, description=getattr(mod, "DESCRIPTION", mod.HELP),
+                            formatter_class=argparse.RawDescriptionHelpFormatter,
+                            epilog=getattr(mod, "EPILOG", None))
+        mod.add_arguments(sp)
+        sp.set_defaults(_run=mod.run)
+    return p
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "_run", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args._run(args) or 0)
+    except NotFound as exc:
+        print(f"trainwreck: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("trainwreck: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        try:
+            sys.stdout = open(os.devnull, "w")
+        except OSError:
+            pass
+        return 0
+    except Exception as exc:  # never a traceback for the user; TRAINWRECK_DEBUG=1 shows it
+        if os.environ.get("TRAINWRECK_DEBUG"):
+            raise
+        print(f"trainwreck: internal error: {type(exc).__name__}: {exc} (set TRAINWRECK_DEBUG=1 for details)",
+              file=sys.stderr)
+        return 1

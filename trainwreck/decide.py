@@ -1,0 +1,296 @@
+"""Decide: weigh every finding into one Diagnosis.
+
+Principles (DESIGN.md): score all evidence, never stop at the first matching line; prefer the first real
+failure over downstream noise (an OOM after the loss went NaN is a consequence; rank 0's NCCL timeout after
+rank 3 raised is rank 3's error); cross-check logs against trajectories; say `unclear` with the next probe
+when the evidence is thin.
+"""
+from __future__ import annotations
+
+import math
+import os
+import shlex
+from typing import Dict, List, Optional, Tuple
+
+from .bundle import Bundle
+from .model import DIRECT, HYPOTHESIS, Diagnosis, Finding, Source
+
+ROLE_WEIGHT = {"cause": 1.0, "symptom": 0.9, "terminal": 0.45, "factor": 0.0, "context": 0.0}
+# When two classes score alike, the one earlier in this list is the more specific diagnosis.
+PRECEDENCE = ["NaN", "OOM", "crash", "divergence", "stall"]
+DEFAULT_SKILL = {"NaN": "loss-spike-rollback", "divergence": "loss-spike-rollback", "OOM": "activation-recompute",
+                 "stall": "debug", "crash": "debug", "unclear": "debug"}
+UNCLEAR_BELOW = 0.3
+
+
+def _strength(f: Finding) -> float:
+    return max(0.0, min(1.0, f.confidence)) * ROLE_WEIGHT.get(f.role, 0.0)
+
+
+def _same_place(a: Source, b: Source) -> bool:
+    return a.path == b.path and a.line is not None and a.line == b.line
+
+
+def _merge_traceback_signatures(findings: List[Finding]) -> List[Finding]:
+    """A traceback whose exception line is also matched by a catalog signature is that signature's failure:
+    keep the signature (specific class, fixes) and give it the traceback's location evidence and stage."""
+    sigs = [f for f in findings if f.signature]
+    out = []
+    for f in findings:
+        if f.id == "traceback.root-exception" and f.evidence:
+            exc = f.evidence[0]
+            match = next((s for s in sigs if any(_same_place(exc, e) for e in s.evidence)
+                          or (exc.text and any(e.text and e.text.strip() == exc.text.strip() for e in s.evidence))),
+                         None)
+            if match is not None:
+                for e in f.evidence[1:]:
+                    if not any(_same_place(e, x) for x in match.evidence):
+                        match.evidence.append(e)
+                if f.stage and (not match.stage or match.stage == "runtime"):
+                    match.stage = f.stage
+                if match.rank is None:
+                    match.rank = f.rank
+                match.confidence = min(1.0, match.confidence + 0.05)
+                continue
+        out.append(f)
+    return out
+
+
+def _loss_finite_after(bundle: Bundle, f: Finding) -> Optional[bool]:
+    """Cross-check a NaN message against the loss trajectory: True when finite loss values follow it."""
+    series = bundle.best_series("loss")
+    if not series or not series.points:
+        return None
+    if any(not math.isfinite(p.value) for p in series.points):
+        return False
+    return True
+
+
+def _score(bundle: Bundle, findings: List[Finding]) -> Tuple[Dict[str, float], Dict[str, List[Finding]]]:
+    by_class: Dict[str, List[Finding]] = {}
+    for f in findings:
+        if f.suggests and ROLE_WEIGHT.get(f.role, 0) > 0:
+            by_class.setdefault(f.suggests, []).append(f)
+    # terminal events only count fully when nothing else explains the run
+    non_terminal_classes = {c for c, fs in by_class.items() if any(f.role != "terminal" and _strength(f) >= 0.4
+                                                                    for f in fs)}
+    scores: Dict[str, float] = {}
+    for cls, fs in by_class.items():
+        best = 0.0
+        for f in fs:
+            s = _strength(f)
+            if f.role == "terminal" and not (non_terminal_classes - {cls}):
+                s = max(0.0, min(1.0, f.confidence)) * 0.85  # the only failure we can see
+            if cls == "NaN" and f.signature and _loss_finite_after(bundle, f):
+                s *= 0.6  # a NaN message while the logged loss stays finite: transient or skipped steps
+            best = max(best, s)
+        # corroboration: several independent findings for one class
+        n_indep = len({f.id for f in fs if _strength(f) >= 0.3})
+        scores[cls] = min(1.0, best + 0.05 * max(0, n_indep - 1))
+    # a NaN trajectory means a NaN run even when an OOM or crash ends it
+    return scores, by_class
+
+
+def _pick(scores: Dict[str, float]) -> str:
+    if not scores or max(scores.values()) < UNCLEAR_BELOW:
+        return "unclear"
+    top = max(scores.values())
+    close = [c for c in PRECEDENCE if c in scores and scores[c] >= top - 0.08]
+    return close[0] if close else max(scores, key=scores.get)
+
+
+def _order_key(f: Finding) -> Tuple[int, float]:
+    return (0 if f.order is not None else 1, f.order if f.order is not None else 0.0)
+
+
+def _headline(cls: str, primary: Optional[Finding], stage: str, bundle: Bundle, onset: Optional[int]) -> str:
+    where = {"startup": "at startup", "compile": "while compiling the graph", "runtime": "during training",
+             "checkpoint": "while saving or loading a checkpoint", "evaluation": "during evaluation"}.get(stage, "")
+    if cls == "unclear":
+        return "unclear: the evidence does not show why the run stopped"
+    what = {"NaN": "NaN", "OOM": "Out of memory", "divergence": "Divergence", "stall": "Stall", "crash": "Crash"}[cls]
+    at = f" at step {onset}" if onset is not None else ""
+    rank = f" on rank {primary.rank}" if primary is not None and primary.rank is not None else ""
+    head = f"{what}{at}{rank}"
+    if primary is not None and cls in ("crash", "stall", "OOM"):
+        head += f": {primary.claim[:110]}"
+    return f"{head}, {where}" if where and cls in ("NaN", "divergence") else (f"{head} ({where})" if where else head)
+
+
+def _onset(cls: str, primary: Optional[Finding], findings: List[Finding]) -> Optional[int]:
+    for f in [primary] + findings:
+        if f is None:
+            continue
+        for e in f.evidence:
+            if e.metric is not None and e.step is not None and (f.suggests == cls or f is primary):
+                return e.step
+    return None
+
+
+def _rollback(bundle: Bundle, onset: Optional[int]) -> Optional[dict]:
+    good = [c for c in bundle.checkpoints if c.get("ok") is not False and c.get("step") is not None
+            and (onset is None or c["step"] < onset)]
+    if not good:
+        return None
+    return max(good, key=lambda c: c["step"])
+
+
+def _verify_command(cls: str, primary: Optional[Finding], bundle: Bundle, onset: Optional[int],
+                    ckpt: Optional[dict]) -> str:
+    hydra = any(p.startswith(".hydra/") for p in bundle.configs)
+    run = shlex.quote(bundle.target or os.path.relpath(bundle.single_file or bundle.root))
+    if primary is not None and primary.verify_hint:
+        return primary.verify_hint
+    if cls in ("NaN", "divergence"):
+        clip = bundle.config("gradient_clip_val", "max_grad_norm", "clip_grad_norm", "grad_clip")
+        key = clip.key if clip else "trainer.gradient_clip_val"
+        stop = (onset or 0) + 50
+        resume = f" ckpt={ckpt['path']}" if ckpt else ""
+        if hydra:
+            return f"python train.py {'+' if not clip else ''}{key}=1.0 trainer.max_steps={stop}{resume}"
+        return (f"rerun from {ckpt['path'] if ckpt else 'the last checkpoint before the onset'} to step {stop} "
+                f"with gradient clipping 1.0 and compare grad_norm/loss against {run}")
+    if cls == "OOM":
+        return "rerun one step at micro-batch 1 and print torch.cuda.max_memory_allocated(); then scale the batch up"
+    if cls == "stall":
+        return ("py-spy dump --pid <trainer pid> (every rank) to see where it waits; "
+                "rerun with NCCL_DEBUG=INFO TORCH_DISTRIBUTED_DEBUG=DETAIL on one node")
+    if cls == "crash":
+        return "rerun the failing step alone on one GPU with CUDA_LAUNCH_BLOCKING=1 to get the exact failing call"
+    return f"trainwreck diagnose {run} after adding the full stderr of every rank and metrics.jsonl to the run directory"
+
+
+def _next_probe(bundle: Bundle) -> str:
+    if not bundle.logs and not bundle.series:
+        return "no logs or metrics were found: point trainwreck at the job's stdout/stderr capture (e.g. slurm-*.out)"
+    ends = []
+    for log in bundle.logs:
+        last = next((x for x in reversed(log.lines) if x.text.strip()), None)
+        if last is not None:
+            ends.append(f"{log.path} ends at line {last.line if last.line else '?'}: {last.text.strip()[:100]!r}")
+    probe = ("the logs end without an error: the process was likely killed from outside (host OOM killer, "
+             "scheduler time limit or preemption) or is still running. Next probe: `dmesg -T | grep -i -E "
+             "'killed process|out of memory'` and the scheduler's job record (sacct -j <id> --format=State,ExitCode)")
+    return probe + (f"; {ends[0]}" if ends else "")
+
+
+def decide(bundle: Bundle, findings: List[Finding]) -> Diagnosis:
+    findings = _merge_traceback_signatures(findings)
+    scores, by_class = _score(bundle, findings)
+    cls = _pick(scores)
+    stack: List[str] = []
+    for f in findings:
+        for s in f.stack:
+            if s not in stack and f.id == "context.stack":
+                stack.append(s)
+    for f in findings:
+        for s in f.stack:
+            if not any(x.split(" ")[0] == s.split(" ")[0] for x in stack):
+                stack.append(s)
+
+    cands = sorted(by_class.get(cls, []), key=lambda f: (-_strength(f), _order_key(f)))
+    # the first real failure: among strong causes of the class, the earliest
+    strong = [f for f in cands if _strength(f) >= (_strength(cands[0]) - 0.1)] if cands else []
+    primary = min(strong, key=_order_key) if strong else None
+    if primary is not None and primary.role == "terminal":
+        non_term = [f for f in strong if f.role != "terminal"]
+        primary = non_term[0] if non_term else primary
+    causes: List[Finding] = ([primary] if primary else []) + [f for f in cands if f is not primary]
+    # precursors and factors that bear on this class
+    factors = [f for f in findings if f.role == "factor" and (not f.relevant or cls in f.relevant)
+               and f not in causes]
+    factors += [f for f in findings if f.role == "cause" and f.suggests is None and f not in causes]
+    factors.sort(key=lambda f: (f.label != DIRECT, -f.confidence))
+    terminal = [f for f in findings if f.suggests and f.suggests != cls and f.role in ("cause", "symptom", "terminal")
+                and ROLE_WEIGHT.get(f.role, 0) > 0]
+    terminal.sort(key=_order_key)
+    context = [f for f in findings if f.role == "context" and f.id != "context.stack"]
+
+    stage = (primary.stage if primary and primary.stage else None)
+    if not stage:
+        stage = next((f.stage for f in causes if f.stage), None)
+    if not stage:
+        has_steps = any(p.step for ss in bundle.series.values() for s in ss for p in s.points[:3])
+        stage = "runtime" if has_steps or cls in ("NaN", "divergence") else ("unknown" if cls == "unclear" else
+                                                                             "runtime")
+    onset = _onset(cls, primary, causes)
+    ckpt = _rollback(bundle, onset)
+
+    # confidence: the winner's score, less when a rival class is close, more when trajectory and log agree
+    conf = scores.get(cls, 0.0) if cls != "unclear" else 0.0
+    rivals = sorted((v for k, v in scores.items() if k != cls), reverse=True)
+    if rivals and cls != "unclear":
+        conf -= max(0.0, 0.15 - (conf - rivals[0])) if rivals[0] > 0.3 else 0.0
+    kinds = {("metric" if f.id.startswith("metric.") else "log") for f in causes}
+    if len(kinds) == 2:
+        conf += 0.05
+    conf = max(0.05, min(0.97, conf)) if cls != "unclear" else round(max(scores.values(), default=0.1), 2)
+
+    fixes: List[dict] = []
+    seen = set()
+
+    def add_fix(text: str, why: Finding, label: str) -> None:
+        k = text.split("(")[0].strip().lower()
+        if k in seen:
+            return
+        seen.add(k)
+        fixes.append({"fix": text, "because": why.claim, "source": why.id, "label": label,
+                      "evidence": [e.cite() for e in why.evidence[:2]]})
+
+    for f in factors:
+        if f.label == DIRECT:
+            for x in f.fixes[:1]:
+                add_fix(x, f, DIRECT)
+    if primary:
+        for x in primary.fixes:
+            add_fix(x, primary, HYPOTHESIS if primary.label == HYPOTHESIS else DIRECT)
+    for f in causes[1:] + factors:
+        for x in f.fixes:
+            add_fix(x, f, HYPOTHESIS)
+    fixes = fixes[:8]
+    for i, fx in enumerate(fixes, 1):
+        fx["rank"] = i
+
+    skill = (primary.verify_skill if primary and primary.verify_skill else DEFAULT_SKILL[cls])
+    if cls == "stall" and primary is not None and primary.id.startswith("metric.plateau"):
+        skill = "init-loss-check"
+    verification = {"skill": skill, "command": _verify_command(cls, primary, bundle, onset, ckpt)}
+    if ckpt and cls in ("NaN", "divergence"):
+        verification["checkpoint"] = ckpt["path"]
+    if cls == "unclear":
+        verification["next_probe"] = _next_probe(bundle)
+
+    notes = list(bundle.notes)
+    headline = _headline(cls, primary, stage, bundle, onset)
+
+    def fjson(f: Finding) -> dict:
+        d = f.cause_json()
+        d["id"] = f.id
+        if f.rank is not None:
+            d["rank"] = f.rank
+        if f.stage:
+            d["stage"] = f.stage
+        if f.meaning:
+            d["meaning"] = f.meaning
+        return d
+
+    terminal_json = []
+    for f in terminal[:6]:
+        d = fjson(f)
+        d["summary"] = f"{f.claim}: a consequence, not the cause" if cls != "unclear" else f.claim
+        terminal_json.append(d)
+    return Diagnosis(
+        classification=cls,
+        confidence=round(conf, 3),
+        failure_stage=stage,
+        stack=stack,
+        primary_cause=fjson(primary) if primary else None,
+        causes=[fjson(f) for f in causes[:8]],
+        contributing_factors=[fjson(f) for f in factors[:8]] + [fjson(f) for f in context[:4]],
+        fix_candidates=fixes,
+        verification=verification,
+        notes=notes,
+        evidence_files=[r.to_json() for r in bundle.files],
+        headline=headline,
+        terminal_events=terminal_json,
+    )

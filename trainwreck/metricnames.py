@@ -1,0 +1,37 @@
+"""Canonical metric names, so that `train/loss`, `lm loss` and `training_loss` land in one series."""
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+_CANON = [
+    ("eval_loss", re.compile(r"^(?:eval|val|valid|validation|test)[_/ \-.]?(?:lm[_ ])?loss(?:[_/\-.]?(?:epoch|step))?$"
+                             r"|^loss[_/\-.](?:eval|val|valid|validation)$")),
+    ("loss", re.compile(r"^(?:train(?:ing)?[_/ \-.]?)?(?:lm[ _]|total[_ ]|avg[_ ]|mean[_ ])?loss(?:[_/\-.]?(?:step|epoch|train|avg|mean))?$"
+                        r"|^train[_/]loss[_/\-.]?(?:step|epoch)?$|^objective$")),
+    ("grad_norm", re.compile(r"^(?:train[_/])?(?:global[_ ])?(?:grad|gradient)[_ \-.]?norm(?:[_/\-.]?(?:total|global|l2))?$"
+                             r"|^(?:grad|gradient)s?[_/\-.]norm$|^gnorm$|^total[_ ]norm$|^grad_norm/total$")),
+    ("lr", re.compile(r"^(?:train[_/])?(?:lr|learning[_ \-]?rate)(?:[_/\-.].*)?$|^lr-.*$")),
+    ("loss_scale", re.compile(r"^(?:loss[_ \-]?scale|scale|grad[_ ]scale|cur[_ ]scale|loss_scaler)$")),
+    ("skipped_iterations", re.compile(r"^(?:number[_ ]of[_ ])?skipped[_ ]iter(?:ation)?s?$")),
+    ("nan_iterations", re.compile(r"^(?:number[_ ]of[_ ])?nan[_ ]iter(?:ation)?s?$")),
+    ("throughput", re.compile(r"^(?:tokens|samples|it|tok|img|images)(?:/s|[_ ]per[_ ]s(?:ec(?:ond)?)?|ps)$"
+                              r"|^throughput.*$|^(?:train[_/])?(?:samples|tokens|steps)_per_second$")),
+    ("memory", re.compile(r"^(?:gpu[_ ])?mem(?:ory)?(?:[_ ](?:allocated|reserved|used|max[_ ]allocated))?(?:[_ ]?\(?[gm]i?b\)?)?$"
+                          r"|^max[_ ]mem(?:ory)?[_ ]allocated.*$|^memory[_/].*$")),
+    ("accuracy", re.compile(r"^(?:train[_/])?acc(?:uracy)?(?:[_/\-.]?(?:step|epoch|top1))?$")),
+    ("epoch", re.compile(r"^epoch$")),
+]
+
+
+def canonical(name: str) -> Optional[str]:
+    """The canonical name of a metric key, or None when it is not one trainwreck analyses."""
+    key = name.strip().strip("'\"").lower()
+    for canon, rx in _CANON:
+        if rx.match(key):
+            return canon
+    return None
+
+
+STEP_KEYS = ("step", "global_step", "iteration", "iter", "_step", "trainer/global_step", "train/global_step",
+             "num_steps", "steps", "it")

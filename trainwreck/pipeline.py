@@ -1,0 +1,65 @@
+"""The one pipeline every entry point uses: locate → collect → analyze → decide."""
+from __future__ import annotations
+
+import importlib.util
+from dataclasses import dataclass
+from typing import List, Optional
+
+from . import __version__
+from .analyze import analyze
+from .bundle import Bundle
+from .collect import collect
+from .decide import decide
+from .locate import Run, locate
+from .model import Diagnosis, Finding
+
+OPTIONAL = {
+    "yaml": ("PyYAML", "pip install pyyaml"),
+    "jsonschema": ("jsonschema", "pip install jsonschema"),
+    "pynvml": ("nvidia-ml-py", "pip install nvidia-ml-py"),
+    "matplotlib": ("matplotlib", "pip install matplotlib"),
+}
+
+
+@dataclass
+class Result:
+    run: Run
+    bundle: Bundle
+    findings: List[Finding]
+    diagnosis: Diagnosis
+
+
+def have(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def diagnose(path: Optional[str], cwd: Optional[str] = None, probe: bool = True) -> Result:
+    run = locate(path, cwd)
+    bundle = collect(run)
+    bundle.capabilities = {m: have(m) for m in OPTIONAL}
+    findings: List[Finding] = []
+    if probe:
+        from .probes import probe_system
+        findings.extend(probe_system(bundle))
+    else:
+        bundle.probes = {"skipped": "--no-probe: the live machine (GPU, processes, kernel log) was not examined"}
+    findings.extend(analyze(bundle))
+    diag = decide(bundle, findings)
+    diag.run = run.root
+    diag.target = run.target
+    diag.tool = {"name": "trainwreck", "version": __version__, "located": run.how}
+    try:
+        from .analyze.trajectory import summarize
+        diag.metrics_summary = summarize(bundle)
+    except Exception as exc:  # the summary is a convenience; the diagnosis stands without it
+        bundle.note(f"metric summary unavailable ({type(exc).__name__})")
+    if not bundle.logs and not bundle.series and not bundle.configs:
+        diag.notes.append("no logs, metrics or configs were found in the run directory")
+    if probe:
+        diag.notes.extend(n for n in bundle.probes.get("notes", []) if n not in diag.notes)
+    else:
+        diag.notes.append(bundle.probes["skipped"])
+    return Result(run, bundle, findings, diag)

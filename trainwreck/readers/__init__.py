@@ -1,0 +1,1 @@
+"""Readers: one module per artifact format. See trainwreck/collect.py for the protocol."""

@@ -1,0 +1,67 @@
+"""Checkpoints: listed with size, mtime and step; integrity checked from the container format alone.
+
+Never unpickled and never loaded: a torch zip checkpoint must start with a local-file header and end with an
+end-of-central-directory record; a safetensors file must hold its declared header and data.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import struct
+
+from ..safeio import open_regular, pread
+
+ORDER = 60
+SUFFIXES = (".pt", ".pth", ".ckpt", ".safetensors", ".bin", ".distcp", ".pkl", ".npz", ".msgpack")
+_STEP = re.compile(r"(?:step|iter|checkpoint|ckpt|global_step|epoch)[=_\-]?(\d+)", re.I)
+
+
+def claims(rel: str, name: str) -> bool:
+    return name.endswith(SUFFIXES) and not name.startswith("events.")
+
+
+def _step(rel: str):
+    m = None
+    for m in _STEP.finditer(rel):
+        pass
+    return int(m.group(1)) if m else None
+
+
+def check(fd: int, size: int, name: str):
+    """(ok, problem): ok is None when the format cannot be checked without loading it."""
+    if size == 0:
+        return False, "empty file (0 bytes)"
+    head = pread(fd, 16, 0)
+    if name.endswith(".safetensors"):
+        if len(head) < 8:
+            return False, "shorter than the safetensors header length field"
+        (n,) = struct.unpack("<Q", head[:8])
+        if n > 100 << 20 or 8 + n > size:
+            return False, f"header claims {n} bytes but the file has {size}: truncated or not safetensors"
+        try:
+            meta = json.loads(pread(fd, n, 8))
+        except ValueError:
+            return False, "header is not valid JSON: truncated or corrupt"
+        end = max((v.get("data_offsets", [0, 0])[1] for k, v in meta.items()
+                   if k != "__metadata__" and isinstance(v, dict)), default=0)
+        if 8 + n + end != size:
+            return False, f"tensors need {8 + n + end} bytes, file has {size}: truncated"
+        return True, ""
+    if head[:4] == b"PK\x03\x04":
+        tail = pread(fd, min(size, 65536 + 22), max(0, size - 65536 - 22))
+        if b"PK\x05\x06" not in tail:
+            return False, "zip container has no end-of-central-directory record: truncated (save interrupted?)"
+        return True, ""
+    return None, "legacy or unknown format: not checked (never unpickled)"
+
+
+def read(bundle, entry, ctx) -> None:
+    fd, st = open_regular(bundle.root, entry.abspath)
+    try:
+        ok, problem = check(fd, st.st_size, entry.rel)
+    finally:
+        os.close(fd)
+    bundle.checkpoints.append({"path": entry.rel, "size": st.st_size, "mtime": st.st_mtime, "step": _step(entry.rel),
+                               "ok": ok, "problem": problem})
+    ctx.record(entry, "checkpoint", [(0, min(st.st_size, 65536)), (max(0, st.st_size - 65536), st.st_size)])

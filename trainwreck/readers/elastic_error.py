@@ -1,0 +1,36 @@
+"""torchelastic error files (error.json, TORCHELASTIC_ERROR_FILE): the failing rank's message and traceback."""
+from __future__ import annotations
+
+import json
+
+from ..model import Line
+from ..redact import redact
+from ..safeio import read_small
+
+ORDER = 15
+
+
+def claims(rel: str, name: str) -> bool:
+    return name == "error.json" or (name.startswith("error") and name.endswith(".json") and "/" in rel)
+
+
+def read(bundle, entry, ctx) -> None:
+    rel, data = read_small(bundle.root, entry.abspath, limit=4 << 20)
+    try:
+        doc = json.loads(data.decode("utf-8", "replace"))
+    except ValueError:
+        bundle.note(f"{rel}: not valid JSON; skipped")
+        return
+    msg = doc.get("message") if isinstance(doc, dict) else None
+    if isinstance(msg, dict):
+        text = msg.get("message") or ""
+        tb = (msg.get("extraInfo") or {}).get("py_callstack") or ""
+    else:
+        text, tb = str(msg or ""), ""
+    body = (tb or text)
+    if not isinstance(body, str) or not body.strip():
+        return
+    # keep the original JSON line numbering impossible to recover: cite the file, number lines within the message
+    for i, t in enumerate(body.splitlines()[-400:], 1):
+        bundle.extra_lines.append(Line(rel, None, redact(t)))
+    ctx.record(entry, "error-file")

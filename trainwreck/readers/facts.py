@@ -1,0 +1,73 @@
+"""Environment facts: git_sha.txt, seed.txt, cuda_info.txt, env.txt, pip_freeze.txt, requirements.txt,
+collect_env output, nvidia-smi captures, kernel log captures (dmesg), wandb-metadata.json, core dumps (noted, never read)."""
+from __future__ import annotations
+
+import json
+import re
+
+from ..model import Line, Source
+from ..redact import PemTracker, redact
+from ..safeio import read_small
+
+ORDER = 40
+NAMES = {"git_sha.txt", "git.txt", "seed.txt", "cuda_info.txt", "env.txt", "environment.txt", "pip_freeze.txt",
+         "requirements.txt", "collect_env.txt", "nvidia-smi.txt", "nvidia_smi.txt", "dmesg.txt", "kern.txt",
+         "wandb-metadata.json", "system_info.txt", "versions.txt", ".netrc", "netrc", "env.json", "launch.sh"}
+_PKG = re.compile(r"^(torch|deepspeed|transformers|accelerate|pytorch-lightning|lightning|megatron-core|jax|jaxlib|"
+                  r"torch-npu|torch_npu|mindspore|apex|flash-attn|flash_attn|triton|nvidia-nccl-cu\d+|peft|trl|"
+                  r"numpy|vllm|xformers|bitsandbytes)\s*(?:==|@|\s)\s*([\w.+\-]+)", re.I)
+_FACTS = [
+    ("torch", re.compile(r"(?i)\bPyTorch version\s*:\s*(\S+)")),
+    ("cuda", re.compile(r"(?i)\b(?:CUDA used to build PyTorch|CUDA version|CUDA runtime version|cuda)\s*[:=]\s*([\d.]+)")),
+    ("driver", re.compile(r"(?i)\b(?:Nvidia driver version|Driver Version)\s*:\s*([\d.]+)")),
+    ("gpu", re.compile(r"(?i)\b(?:GPU models and configuration|GPU \d+|gpu)\s*[:=]\s*(.*(?:NVIDIA|Tesla|A100|H100|H200|V100|"
+                       r"A10|L4|L40|RTX|T4|Ascend|MI\d+).*)")),
+    ("seed", re.compile(r"^\s*(\d+)\s*$")),
+    ("git_sha", re.compile(r"\b([0-9a-f]{7,40})\b")),
+]
+
+
+def claims(rel: str, name: str) -> bool:
+    if name in NAMES:
+        return True
+    if name == "core" or re.fullmatch(r"core\.\d+", name):
+        return True
+    return False
+
+
+def read(bundle, entry, ctx) -> None:
+    name = entry.rel.rsplit("/", 1)[-1]
+    if name == "core" or name.startswith("core."):
+        bundle.facts["core_dump"] = Source(entry.rel, None, f"core dump present ({entry.size} bytes; not read)")
+        return
+    rel, data = read_small(bundle.root, entry.abspath, limit=1 << 20)
+    if name.endswith(".json"):
+        try:
+            meta = json.loads(data.decode("utf-8", "replace"))
+        except ValueError:
+            bundle.note(f"{rel}: not valid JSON; skipped")
+            return
+        if isinstance(meta, dict):
+            for k in ("python", "gpu", "gpu_count", "cuda", "host", "program", "startedAt", "os"):
+                if k in meta and isinstance(meta[k], (str, int, float)):
+                    bundle.facts[f"wandb.{k}"] = Source(rel, None, redact(f"{k}: {meta[k]}"))
+        ctx.record(entry, "facts")
+        return
+    pem = PemTracker()
+    for n, raw in enumerate(data.decode("utf-8", "replace").splitlines()[:5000], 1):
+        text = pem(raw.rstrip("\r"))
+        line = Line(rel, n, text)
+        bundle.extra_lines.append(line)
+        m = _PKG.match(text.strip())
+        if m:
+            bundle.facts.setdefault(m.group(1).lower().replace("_", "-"), Source(rel, n, text))
+            continue
+        for key, rx in _FACTS:
+            if key == "seed" and name != "seed.txt":
+                continue
+            if key == "git_sha" and not name.startswith("git"):
+                continue
+            mm = rx.search(text)
+            if mm:
+                bundle.facts.setdefault(key, Source(rel, n, text))
+    ctx.record(entry, "facts")

@@ -1,0 +1,46 @@
+"""Text logs: *.log, *.out, *.err, stdout/stderr captures, slurm-*.out. Bounded: small files whole, large by head + tail."""
+from __future__ import annotations
+
+import re
+
+from ..locate import LOG_NAMES, LOG_SUFFIXES
+from ..model import Point, Source
+from ..safeio import read_log
+
+ORDER = 10
+FALLBACK = True  # a single file the user names is read as a log when no other reader claims it
+_TXT_LOG = re.compile(r"(?i)(log|out|err|train|console|stdout|stderr|traceback|slurm|job|rank)")
+
+
+def claims(rel: str, name: str) -> bool:
+    if name == "error.json":
+        return False
+    if name in LOG_NAMES or name.endswith(LOG_SUFFIXES):
+        return True
+    return name.endswith(".txt") and bool(_TXT_LOG.search(name)) and not name.startswith(("pip", "requirements"))
+
+
+def read(bundle, entry, ctx) -> None:
+    log = read_log(bundle.root, entry.abspath)
+    bundle.logs.append(log)
+    ranges = None if log.complete else [(0, 1 << 17), (max(0, log.size - (1 << 20)), log.size)]
+    ctx.record(entry, "log", ranges)
+    if not log.complete:
+        bundle.note(f"{log.path}: {log.size / (1 << 20):.0f} MB; read its first {len(log.head)} and last {len(log.lines)} lines")
+    if log.cut_mid_line and log.lines:
+        bundle.note(f"{log.path}: ends without a newline (the writer may have been killed mid-line)")
+    try:
+        from ..textmetrics import extract
+    except ImportError:  # pragma: no cover - textmetrics ships with the package
+        return
+    for line in list(log.head) + list(log.lines):
+        text = line.text
+        if len(text) > 2000:
+            text = text[-2000:]
+        got = extract(text)
+        if not got:
+            continue
+        step, values = got
+        for name, value in values.items():
+            src = Source(line.path, line.line, line.text, step=step, metric=name, value=value, byte=line.byte)
+            bundle.add_point(name, line.path, Point(step, value, src))

@@ -1,0 +1,110 @@
+"""Secret redaction, applied once at collection time, before any detector or renderer sees text.
+
+Two kinds of rules:
+- token shapes that are secrets wherever they appear (hf_…, sk-…, AKIA…, ghp_…, xox…-, JWTs, PEM bodies);
+- key/value pairs whose key names a secret (password=, api_key:, "token": …, AWS_SECRET_ACCESS_KEY=…,
+  .netrc `password X`), and credentials inside URLs.
+The replacement keeps the line readable: `[REDACTED:kind]`.
+"""
+from __future__ import annotations
+
+import re
+from typing import Callable, List, Tuple
+
+_Rule = Tuple[str, "re.Pattern[str]", Callable[["re.Match[str]"], str]]
+
+
+def _tag(kind: str) -> str:
+    return f"[REDACTED:{kind}]"
+
+
+def _whole(kind: str) -> Callable[["re.Match[str]"], str]:
+    return lambda m: _tag(kind)
+
+
+_SHAPES: List[_Rule] = [
+    ("private-key", re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)", re.S),
+     _whole("private-key")),
+    ("anthropic-key", re.compile(r"\bsk-ant-[A-Za-z0-9_\-]{16,}"), _whole("anthropic-key")),
+    ("openai-key", re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}"), _whole("openai-key")),
+    ("hf-token", re.compile(r"\bhf_[A-Za-z0-9]{20,}"), _whole("hf-token")),
+    ("github-token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})"), _whole("github-token")),
+    ("aws-key-id", re.compile(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[0-9A-Z]{16}\b"), _whole("aws-key-id")),
+    ("slack-token", re.compile(r"\bxox[abposr]-[A-Za-z0-9\-]{10,}"), _whole("slack-token")),
+    ("slack-webhook", re.compile(r"https://hooks\.slack\.com/services/[A-Za-z0-9/_\-]+"), _whole("slack-webhook")),
+    ("google-api-key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}\b"), _whole("google-api-key")),
+    ("jwt", re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"), _whole("jwt")),
+    ("bearer", re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/\-]{16,}=*"), lambda m: f"{m.group(1)} {_tag('token')}"),
+    # user:password@host in any URL; the user name stays, the password goes.
+    ("url-credentials", re.compile(r"([a-zA-Z][a-zA-Z0-9+.\-]*://)([^/\s:@'\"]+):([^/\s@'\"]+)@"),
+     lambda m: f"{m.group(1)}{m.group(2)}:{_tag('password')}@"),
+    ("email", re.compile(r"\b[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}\b"), _whole("email")),
+]
+
+# Key names that mark their value as a secret.
+_SECRET_KEY = (
+    r"(?:[A-Za-z0-9]+[_\-.])*"
+    r"(?:password|passwd|passphrase|pwd|secret|secret[_\-]?key|client[_\-]?secret|api[_\-]?key|apikey|access[_\-]?key"
+    r"|private[_\-]?key|auth[_\-]?token|access[_\-]?token|refresh[_\-]?token|token|credentials?|session[_\-]?key)"
+)
+# Keys that end in "token" but name vocabulary items or counts, never secrets.
+_NOT_SECRET = re.compile(
+    r"(?i)(?:^|[_\-.])(?:pad|eos|bos|unk|sep|cls|mask|max|min|num|n|total|special|start|end|image|added|decoder"
+    r"|prompt|new|vocab|chat)[_\-.]?tokens?$|tokens?[_\-.]?(?:id|ids|len|length|count|type)$")
+_KV = re.compile(
+    r"(?i)(?P<pre>(?:^|(?<=[\s,{;(\[\"'-]))(?P<q>[\"']?)(?P<key>" + _SECRET_KEY + r")(?P=q)\s*(?P<sep>[:=]|\s(?=\S))\s*)"
+    r"(?P<vq>[\"']?)(?P<val>[^\s\"',}\]]+)"
+)
+_NETRC = re.compile(r"(?i)\b(password|passwd)\s+(\S+)")
+_HEX40 = re.compile(r"\b[0-9a-f]{40}\b")
+_HEX_CONTEXT_OK = re.compile(r"(?i)commit|sha|git|hash|revision|checksum|digest")
+_BORING_VALUES = {"", "null", "none", "~", "false", "true", "***", "xxx", "<redacted>", "changeme"}
+
+
+def _kv_sub(m: "re.Match[str]") -> str:
+    key, val = m.group("key"), m.group("val")
+    if val.startswith("[REDACTED:") or val.lower() in _BORING_VALUES:
+        return m.group(0)
+    is_password = re.search(r"(?i)pass|pwd|secret|private|credential", key) is not None
+    if not is_password:
+        if _NOT_SECRET.search(key):
+            return m.group(0)
+        # a token/key value is a secret only if it looks like one: long, no spaces, not a plain number
+        if len(val) < 8 or re.fullmatch(r"[-+]?[\d.eE+-]+", val) or re.fullmatch(r"[<\[].*[>\]]", val):
+            return m.group(0)
+        if m.group("sep") not in (":", "="):
+            return m.group(0)
+    elif m.group("sep") not in (":", "=") and not re.fullmatch(r"(?i)pass(word|wd)?", key):
+        return m.group(0)
+    return f"{m.group('pre')}{m.group('vq')}{_tag('secret')}"
+
+
+def redact(text: str) -> str:
+    """Return `text` with every recognised secret replaced by a [REDACTED:kind] marker."""
+    if not text:
+        return text
+    for _kind, rx, repl in _SHAPES:
+        text = rx.sub(repl, text)
+    text = _KV.sub(_kv_sub, text)
+    text = _NETRC.sub(lambda m: m.group(0) if m.group(2).startswith("[REDACTED") else f"{m.group(1)} {_tag('secret')}",
+                      text)
+    if _HEX40.search(text) and not _HEX_CONTEXT_OK.search(text):
+        text = _HEX40.sub(_tag("key"), text)
+    return text
+
+
+class PemTracker:
+    """Line-by-line redaction across a PEM block: lines between BEGIN and END PRIVATE KEY are all secret."""
+
+    def __init__(self) -> None:
+        self.inside = False
+
+    def __call__(self, line: str) -> str:
+        if self.inside:
+            if "-----END" in line and "PRIVATE KEY-----" in line:
+                self.inside = False
+            return _tag("private-key")
+        if "-----BEGIN" in line and "PRIVATE KEY-----" in line and "-----END" not in line:
+            self.inside = True
+            return _tag("private-key")
+        return redact(line)

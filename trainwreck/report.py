@@ -1,0 +1,153 @@
+"""Renderers of a Diagnosis: compact terminal text, Markdown. Pure functions of the diagnosis JSON."""
+from __future__ import annotations
+
+import os
+import shutil
+from typing import Any, Dict, List, Optional
+
+SKILL_PREFIX = "/trainwreck:"
+
+
+def _cite(ev: Dict[str, Any]) -> str:
+    if not ev:
+        return ""
+    if "metric" in ev:
+        return f"{ev['path']}:{ev['line']}" if ev.get("line") else f"{ev['path']}:step {ev.get('step')}"
+    if ev.get("line"):
+        return f"{ev['path']}:{ev['line']}"
+    if ev.get("byte") is not None:
+        return f"{ev['path']}@byte {ev['byte']}"
+    return ev.get("path", "")
+
+
+def _width() -> int:
+    try:
+        return max(80, min(140, shutil.get_terminal_size((100, 24)).columns))
+    except (OSError, ValueError):
+        return 100
+
+
+def _row(tag: str, text: str, cite: str, width: int) -> str:
+    left = f"  {tag:<13}{text}"
+    room = width - len(cite) - 2
+    if len(left) > room:
+        left = left[: max(20, room - 1)] + "…"
+    return f"{left:<{room}}  {cite}".rstrip()
+
+
+def _quote(ev: Dict[str, Any], width: int) -> Optional[str]:
+    t = (ev or {}).get("text") or ""
+    t = t.strip()
+    if not t or "metric" in ev:
+        return None
+    if len(t) > width - 18:
+        t = t[: width - 19] + "…"
+    return f"{'':15}│ {t}"
+
+
+def terminal(d: Dict[str, Any], width: Optional[int] = None) -> str:
+    w = width or _width()
+    run = d.get("target") or d.get("run") or ""
+    head = ["trainwreck", run] + ([" + ".join(d["stack"][:4])] if d.get("stack") else [])
+    out: List[str] = [" · ".join(head), ""]
+    title = d.get("headline") or d["classification"]
+    conf = f"confidence {d['confidence']:.2f}"
+    out.append(f"{title[: w - len(conf) - 2]:<{w - len(conf)}}{conf}")
+    shown = 0
+    for c in d.get("causes", [])[:4]:
+        ev = (c.get("evidence") or [{}])[0]
+        out.append(_row(f"[{c['label']}]", c["summary"], _cite(ev), w))
+        if shown == 0:
+            q = _quote(ev, w)
+            if q:
+                out.append(q)
+            for more in (c.get("evidence") or [])[1:3]:
+                out.append(_row("", "also: " + (more.get("text") or "").strip()[:90] if "metric" not in more
+                                else f"also: {more['metric']}={more['value']} at step {more.get('step')}",
+                                _cite(more), w))
+        shown += 1
+    for f in d.get("contributing_factors", [])[:5]:
+        ev = (f.get("evidence") or [{}])[0]
+        out.append(_row(f"[{f['label']}]", f["summary"], _cite(ev), w))
+    for t in d.get("terminal_events", [])[:3]:
+        ev = (t.get("evidence") or [{}])[0]
+        out.append(_row("then", t["summary"], _cite(ev), w))
+    if d.get("fix_candidates"):
+        out += ["", "Fix, most likely first"]
+        for fx in d["fix_candidates"][:5]:
+            out.append(f"  {fx['rank']}. {fx['fix']}")
+    v = d.get("verification") or {}
+    if v:
+        out.append("")
+        extra = f" — last intact checkpoint before the onset: {v['checkpoint']}" if v.get("checkpoint") else ""
+        out.append(f"Verify  {SKILL_PREFIX}{v.get('skill')}{extra}")
+        if v.get("command"):
+            out.append(f"        {v['command']}")
+        if v.get("next_probe"):
+            out.append(f"Next    {v['next_probe']}")
+    if d.get("notes"):
+        out += ["", "Notes"]
+        for n in d["notes"][:8]:
+            out.append(f"  - {n}")
+        if len(d["notes"]) > 8:
+            out.append(f"  - … {len(d['notes']) - 8} more in report.json")
+    return "\n".join(out) + "\n"
+
+
+def markdown(d: Dict[str, Any]) -> str:
+    def ev_md(ev: Dict[str, Any]) -> str:
+        if "metric" in ev:
+            return f"`{_cite(ev)}` — {ev['metric']} = {ev['value']}"
+        t = (ev.get("text") or "").strip().replace("`", "'")
+        return f"`{_cite(ev)}` — `{t[:200]}`"
+
+    L = [f"# trainwreck diagnosis: {d['classification']}", "",
+         f"**{d.get('headline', '')}** (confidence {d['confidence']:.2f})", "",
+         f"- Run: `{d.get('target') or d.get('run')}`",
+         f"- Stage: {d.get('failure_stage')}",
+         f"- Stack: {', '.join(d.get('stack') or []) or 'unknown'}", ""]
+    L += ["## Causes, ranked", ""]
+    if not d.get("causes"):
+        L.append("No cause is backed by the evidence.")
+    for i, c in enumerate(d.get("causes", []), 1):
+        L.append(f"{i}. **[{c['label']}]** {c['summary']} (confidence {c['confidence']:.2f}"
+                 + (f", signature `{c['signature']}`" if c.get("signature") else "") + ")")
+        for ev in c.get("evidence", [])[:4]:
+            L.append(f"   - {ev_md(ev)}")
+    if d.get("contributing_factors"):
+        L += ["", "## Contributing factors", ""]
+        for f in d["contributing_factors"]:
+            L.append(f"- **[{f['label']}]** {f['summary']}")
+            for ev in f.get("evidence", [])[:2]:
+                L.append(f"  - {ev_md(ev)}")
+    if d.get("terminal_events"):
+        L += ["", "## What happened after (consequences, not causes)", ""]
+        for t in d["terminal_events"]:
+            L.append(f"- {t['summary']}" + (f" — {ev_md(t['evidence'][0])}" if t.get("evidence") else ""))
+    if d.get("fix_candidates"):
+        L += ["", "## Fixes, most likely first", ""]
+        for fx in d["fix_candidates"]:
+            L.append(f"{fx['rank']}. {fx['fix']} — *[{fx['label']}] because: {fx['because']}*")
+    v = d.get("verification") or {}
+    L += ["", "## Verify", "", f"- Skill: `{SKILL_PREFIX}{v.get('skill')}`"]
+    if v.get("checkpoint"):
+        L.append(f"- Last intact checkpoint before the onset: `{v['checkpoint']}`")
+    if v.get("command"):
+        L.append(f"- Command: `{v['command']}`")
+    if v.get("next_probe"):
+        L.append(f"- Next probe: {v['next_probe']}")
+    if d.get("notes"):
+        L += ["", "## Notes", ""] + [f"- {n}" for n in d["notes"]]
+    if d.get("evidence_files"):
+        L += ["", "## Evidence files", "", "| file | bytes | sha256 |", "|---|---:|---|"]
+        for f in d["evidence_files"][:40]:
+            L.append(f"| `{f['path']}` | {f['size']} | `{f['sha256'][:16]}…` ({f['hashed']}) |")
+    return "\n".join(L) + "\n"
+
+
+def relpath_or_abs(p: str) -> str:
+    try:
+        r = os.path.relpath(p)
+        return r if not r.startswith("../../..") else p
+    except ValueError:
+        return p

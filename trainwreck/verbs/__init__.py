@@ -1,0 +1,1 @@
+"""CLI verbs: one module each, with NAME, HELP, add_arguments(parser) and run(args) -> exit status."""

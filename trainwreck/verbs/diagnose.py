@@ -1,0 +1,53 @@
+"""`trainwreck diagnose`: the whole pipeline on one run, rendered for a terminal, as JSON, or as Markdown."""
+from __future__ import annotations
+
+import json
+import sys
+
+NAME = "diagnose"
+ORDER = 0
+HELP = "diagnose a failed or stalled run (directory or log file; default: most recent run under cwd)"
+DESCRIPTION = """\
+Diagnose a failed or stalled training run: classify it (NaN | OOM | divergence | stall | crash | unclear),
+rank the causes with the exact evidence (file:line, metric step) and give fixes plus one verification step.
+
+PATH is a run directory (Hydra outputs/<date>/<time>, lightning_logs/version_N, wandb/latest-run, an HF
+output_dir, runs/<name>) or a single log file. Without PATH the most recently modified run under the current
+folder is used. Evidence is read boundedly (tails of large logs) and secrets are redacted before output.
+"""
+
+
+def add_arguments(p) -> None:
+    p.add_argument("path", nargs="?", metavar="PATH", help="run directory or log file")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--json", action="store_true", help="print the report as JSON (schema: trainwreck/schemas/"
+                   "diagnosis.schema.json)")
+    g.add_argument("--md", action="store_true", help="print the report as Markdown")
+    p.add_argument("--out", metavar="DIR", help="also write report.json, report.md, meta/, artifacts/ to DIR "
+                   "(never inside the run directory)")
+    p.add_argument("--no-probe", action="store_true", help="do not look at the live machine (GPU, processes, disk): "
+                   "the result depends on the files alone")
+
+
+def run(args) -> int:
+    from ..artifacts import OutError, write_snapshot
+    from ..pipeline import diagnose
+    from ..report import markdown, terminal
+
+    result = diagnose(args.path, probe=not args.no_probe)
+    report = result.diagnosis.to_json()
+    if args.out:
+        try:
+            written = write_snapshot(result, args.out, report)
+        except OutError as exc:
+            print(f"trainwreck: {exc}", file=sys.stderr)
+            return 2
+        if not args.json:
+            print(f"trainwreck: wrote {len(written)} files to {args.out}", file=sys.stderr)
+    if args.json:
+        sys.stdout.write(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
+    elif args.md:
+        sys.stdout.write(markdown(report))
+    else:
+        sys.stdout.write(terminal(report))
+    return 0
