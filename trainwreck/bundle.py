@@ -74,8 +74,10 @@ class Bundle:
 
     def config(self, *suffixes: str) -> Optional[ConfigEntry]:
         """The first config entry whose dotted key ends with one of `suffixes` (e.g. 'gradient_clip_val')."""
-        for entries in self.configs.values():
-            for e in entries:
+        # resolved configs first; overrides.yaml only restates what they hold
+        paths = sorted(self.configs, key=lambda p: (p.endswith("overrides.yaml"), p.count("/"), p))
+        for path in paths:
+            for e in self.configs[path]:
                 last = e.key.rsplit(".", 1)[-1]
                 if last in suffixes or e.key in suffixes:
                     return e

@@ -79,9 +79,16 @@ def _kv_sub(m: "re.Match[str]") -> str:
     return f"{m.group('pre')}{m.group('vq')}{_tag('secret')}"
 
 
+# One cheap search decides whether a line can hold a secret at all; most log lines cannot.
+_MAYBE = re.compile(
+    r"(?i)hf_|sk-|\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)|gh[pousr]_|github_pat|xox[abposr]-|AIza|eyJ|bearer|basic\s"
+    r"|://[^/\s]*@|@[a-z0-9\-]+\.|PRIVATE KEY|[0-9a-f]{40}"
+    r"|(?:pass|pwd|secret|key|token|credential|session)[\w\-.]*[\"']?\s*[:= ]")
+
+
 def redact(text: str) -> str:
     """Return `text` with every recognised secret replaced by a [REDACTED:kind] marker."""
-    if not text:
+    if not text or not _MAYBE.search(text):
         return text
     for _kind, rx, repl in _SHAPES:
         text = rx.sub(repl, text)

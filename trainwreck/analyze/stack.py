@@ -35,13 +35,11 @@ def detect(bundle: Bundle) -> List[Finding]:
         if src:
             m = _VER.search(src.text)
             found[name] = f"{name} {m.group(1)}" if m else name
-    for line in bundle.all_lines():
-        t = line.text
-        if len(t) > 600:
-            t = t[:600]
-        for name, rx in _MARKERS:
-            if name not in found and rx.search(t):
-                found[name] = name
+    # one pass of each marker over the joined text: C-speed search instead of a regex call per line
+    blob = "\n".join(line.text[:600] for line in bundle.all_lines())
+    for name, rx in _MARKERS:
+        if name not in found and rx.search(blob):
+            found[name] = name
     if not found:
         return []
     display = ["PyTorch"] + [n for n, _ in _MARKERS if n != "PyTorch"]

@@ -1,0 +1,52 @@
+"""`trainwreck traceback`: the root exception of every traceback in a log, the innermost user frame, chains,
+de-duplication across ranks, the first failing rank, and an explicit note when the log is cut mid-traceback."""
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+from ..model import Line
+from ..redact import PemTracker
+
+NAME = "traceback"
+ORDER = 20
+HELP = "summarize the tracebacks in a log or run (root exception, user frame, first failing rank, truncation)"
+DESCRIPTION = __doc__
+STDIN_LIMIT = 16 << 20
+
+
+def add_arguments(p) -> None:
+    p.add_argument("path", nargs="?", metavar="PATH", help="log file, run directory, or - for standard input "
+                   "(default: most recent run)")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+
+
+def _lines(path):
+    if path == "-":
+        data = sys.stdin.buffer.read(STDIN_LIMIT)
+        pem = PemTracker()
+        from ..safeio import clean_line
+        return [Line("<stdin>", i, pem(clean_line(raw))) for i, raw in enumerate(data.split(b"\n"), 1)]
+    from ..collect import collect
+    from ..locate import locate
+    b = collect(locate(path))
+    for n in b.notes:
+        print(f"trainwreck: note: {n}", file=sys.stderr)
+    out = []
+    for log in b.logs:
+        out += log.head + log.lines
+    return out + list(b.extra_lines)
+
+
+def run(args) -> int:
+    from ..tracebacks import render_text, summarize
+    if args.path and args.path != "-" and not os.path.lexists(args.path):
+        print(f"trainwreck: no such file or directory: {args.path}", file=sys.stderr)
+        return 2
+    s = summarize(_lines(args.path))
+    if args.json:
+        print(json.dumps(s, indent=2, ensure_ascii=False))
+    else:
+        sys.stdout.write(render_text(s).rstrip("\n") + "\n")
+    return 0
