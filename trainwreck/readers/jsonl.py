@@ -9,21 +9,18 @@ from __future__ import annotations
 import json
 import math
 import os
-import re
 from typing import Dict, Optional, Tuple
 
 from ..metricnames import STEP_KEYS, canonical
 from ..model import Point, Source
 from ..redact import redact
-from ..safeio import open_regular, pread
+from ..safeio import COUNT_LIMIT, open_regular, pread
 
 ORDER = 30
 FULL_PARSE_LIMIT = 8 << 20
 TAIL_ENTRIES = 200
 SAMPLES = 4000
 CHUNK = 8 << 20
-# a non-finite value after a key: NaN, nan, Infinity, -Infinity, inf, "nan"
-_NONFINITE = re.compile(rb'(?i):\s*"?[-+]?(?:nan|inf(?:inity)?)\b')
 
 
 def claims(rel: str, name: str) -> bool:
@@ -98,34 +95,65 @@ def read(bundle, entry, ctx) -> None:
         os.close(fd)
 
 
-def first_nonfinite(fd: int, size: int) -> Optional[Tuple[int, int, bytes]]:
-    """(byte offset, line number, line) of the first line with a non-finite value, scanning the whole file."""
+_LOWER = bytes.maketrans(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ", b"abcdefghijklmnopqrstuvwxyz")
+_TOKENS_UPPER = (b"NaN", b"NAN", b"Infinity", b"INF", b"Inf")
+
+
+def _next_candidate(body: bytes, start: int, end: int, low: Optional[bytes]) -> int:
+    """Offset of the next place in body[start:end] where a non-finite token may begin, or -1.
+
+    Fast path (`low` is None): JSON writers spell non-finite numbers NaN / Infinity (json.dumps, JavaScript),
+    which begin with an upper-case N or I; memchr finds those at memory speed. `low` is the case-folded chunk,
+    used when upper-case letters are frequent (keys like "NLL") or numbers are stored as strings ("nan")."""
+    if low is not None:
+        hits = [p for p in (low.find(b"nan", start, end), low.find(b"inf", start, end)) if p >= 0]
+        return min(hits) if hits else -1
+    best = -1
+    for ch in (b"N", b"I"):
+        pos = body.find(ch, start, end)
+        while pos >= 0 and not body.startswith(_TOKENS_UPPER, pos):
+            pos = body.find(ch, pos + 1, end)
+        if pos >= 0 and (best < 0 or pos < best):
+            best = pos
+    return best
+
+
+def first_nonfinite(fd: int, size: int, strings: bool = False,
+                    count_lines: bool = True) -> Optional[Tuple[int, Optional[int], bytes]]:
+    """(byte offset, line number, line) of the first line with a non-finite value, scanning the whole file.
+    With count_lines False (huge files) the line number is None and only the byte offset is known.
+
+    `strings`: also look for lower-case spellings ("nan", "inf"), for writers that store numbers as strings.
+    Each chunk is searched in place (no copies); a line cut by the chunk end is read again with the next chunk."""
     off = 0
     lines_before = 0
-    carry = b""
     while off < size:
         chunk = os.pread(fd, CHUNK, off)
         if not chunk:
             break
-        buf = carry + chunk
-        base = off - len(carry)
-        off += len(chunk)
-        cut = buf.rfind(b"\n") + 1 if off < size else len(buf)
-        body, carry = buf[:cut], buf[cut:]
+        end = len(chunk)
+        if off + end < size:
+            end = chunk.rfind(b"\n") + 1
+            if end == 0:  # a single line longer than a chunk: skip it
+                off += len(chunk)
+                continue
+        low = chunk.translate(_LOWER) if strings or chunk.count(b"N", 0, 1 << 16) > 64 else None
         pos = 0
-        while True:
-            m = _NONFINITE.search(body, pos)
-            if not m:
+        while pos < end:
+            hit = _next_candidate(chunk, pos, end, low)
+            if hit < 0:
                 break
-            s = body.rfind(b"\n", 0, m.start()) + 1
-            e = body.find(b"\n", m.end())
-            e = len(body) if e < 0 else e
-            line = body[s:e]
-            got = parse_record(line.decode("utf-8", "replace"))
+            s = chunk.rfind(b"\n", 0, hit) + 1
+            e = chunk.find(b"\n", hit, end)
+            e = end if e < 0 else e
+            got = parse_record(chunk[s:e].decode("utf-8", "replace"))
             if got and any(not math.isfinite(v) for v in got[1].values()):
-                return base + s, lines_before + body.count(b"\n", 0, s) + 1, line
+                ln = lines_before + chunk.count(b"\n", 0, s) + 1 if count_lines else None
+                return off + s, ln, chunk[s:e]
             pos = e + 1
-        lines_before += body.count(b"\n")
+        if count_lines:
+            lines_before += chunk.count(b"\n", 0, end)
+        off += end
     return None
 
 
@@ -158,7 +186,10 @@ def _read_large(bundle, fd: int, size: int, rel: str) -> None:
     for raw, o in list(zip(lines, offs))[-TAIL_ENTRIES:]:
         if raw.strip():
             _add(bundle, rel, None, raw.decode("utf-8", "replace"), o)
-    hit = first_nonfinite(fd, size)
+    strings = any(isinstance(p.source.text, str) and ('"nan"' in p.source.text.lower() or
+                                                      '"inf' in p.source.text.lower())
+                  for ss in bundle.series.values() for x in ss if x.path == rel for p in x.points[-50:])
+    hit = first_nonfinite(fd, size, strings, count_lines=size <= COUNT_LIMIT)
     if hit:
         o, ln, line = hit
         _add(bundle, rel, ln, line.decode("utf-8", "replace"), o)

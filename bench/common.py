@@ -1,0 +1,37 @@
+"""Helpers for the benchmarks: run a command, time it, read its peak RSS. Ratios only, against baselines
+measured in the same run on the same machine."""
+from __future__ import annotations
+
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def timed(argv, n=3, **kw):
+    """Median wall seconds and max peak RSS (MB) of `argv` over n runs."""
+    ts, rss = [], 0.0
+    for _ in range(n):
+        t = time.perf_counter()
+        p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, **kw)
+        out = p.stdout.read()
+        _, _status, ru = os.wait4(p.pid, 0)
+        ts.append(time.perf_counter() - t)
+        rss = max(rss, ru.ru_maxrss / 1024)
+    return statistics.median(ts), rss, out
+
+
+def trainwreck(*args):
+    return [sys.executable, "-m", "trainwreck", *args]
+
+
+def machine() -> str:
+    return f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, {platform.system()}"
+
+
+def row(name: str, ratio: float, want: str, detail: str) -> str:
+    return f"| {name} | {ratio:.2f} | {want} | {detail} |"
