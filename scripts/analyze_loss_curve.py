@@ -1,0 +1,15 @@
+#!/usr/bin/env python3
+"""trainwreck curve: Loss / grad-norm / lr trajectory analysis: first non-finite step, spikes, divergence, plateau.
+
+Runs with the system python3 and no install: the repository root (the parent of scripts/)
+goes first on sys.path, then `trainwreck curve` runs with this script's arguments.
+"""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
+
+from trainwreck.cli import main  # noqa: E402
+
+if __name__ == "__main__":
+    sys.exit(main(["curve", *sys.argv[1:]]))

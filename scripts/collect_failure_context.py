@@ -1,0 +1,15 @@
+#!/usr/bin/env python3
+"""trainwreck collect: Evidence bundle and quick classification for a run dir or log (text; --json for JSON).
+
+Runs with the system python3 and no install: the repository root (the parent of scripts/)
+goes first on sys.path, then `trainwreck collect` runs with this script's arguments.
+"""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
+
+from trainwreck.cli import main  # noqa: E402
+
+if __name__ == "__main__":
+    sys.exit(main(["collect", *sys.argv[1:]]))
