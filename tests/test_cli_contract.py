@@ -5,7 +5,6 @@ import json
 import os
 
 import pytest
-
 from conftest import EXAMPLES, ROOT
 
 jsonschema = pytest.importorskip("jsonschema")

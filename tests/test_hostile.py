@@ -167,8 +167,8 @@ def test_metrics_appended_while_read(cli, tmp_path):
 
 
 def test_file_deleted_between_listing_and_reading(tmp_path):
-    from trainwreck.collect import Context
     from trainwreck.bundle import Bundle
+    from trainwreck.collect import Context
     from trainwreck.readers import logs
     from trainwreck.safeio import Entry, Skip
     (tmp_path / "train.log").write_text(TB)

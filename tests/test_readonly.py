@@ -5,7 +5,6 @@ import hashlib
 import os
 
 import pytest
-
 from conftest import EXAMPLES
 
 RUNS = sorted(d for d in glob.glob(os.path.join(EXAMPLES, "*")) if os.path.isdir(d))

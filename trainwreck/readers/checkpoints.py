@@ -22,10 +22,8 @@ def claims(rel: str, name: str) -> bool:
 
 
 def _step(rel: str):
-    m = None
-    for m in _STEP.finditer(rel):
-        pass
-    return int(m.group(1)) if m else None
+    found = _STEP.findall(rel)
+    return int(found[-1]) if found else None
 
 
 def check(fd: int, size: int, name: str):

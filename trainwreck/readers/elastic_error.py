@@ -30,7 +30,7 @@ def read(bundle, entry, ctx) -> None:
     body = (tb or text)
     if not isinstance(body, str) or not body.strip():
         return
-    # keep the original JSON line numbering impossible to recover: cite the file, number lines within the message
-    for i, t in enumerate(body.splitlines()[-400:], 1):
+    # the message sits inside one JSON string: cite the file (no line number), one Line per message line
+    for t in body.splitlines()[-400:]:
         bundle.extra_lines.append(Line(rel, None, redact(t)))
     ctx.record(entry, "error-file")

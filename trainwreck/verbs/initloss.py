@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import math
-import sys
 
 NAME = "init-loss"
 ORDER = 40
