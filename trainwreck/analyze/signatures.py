@@ -2,7 +2,7 @@
 
 One Finding per signature that matched: the first matching line is the evidence, plus up to two
 more distinct lines (another rank, the last occurrence). A line that holds none of the catalog's
-gate words costs one lower() and a few substring tests.
+gate words costs a lower(), a byte translation and one cached dictionary lookup (see catalog.Prefilter).
 """
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import re
 from typing import Dict, List, Optional
 
 from ..bundle import Bundle
-from ..catalog import Signature, load, prefilter
+from ..catalog import Signature, line_key, load, prefilter
 from ..model import DIRECT, Finding, Line
 
 MAX_MATCH_CHARS = 8192  # regexes see at most this much of one line (tqdm lines can be megabytes)
@@ -50,17 +50,13 @@ class _Hits:
 
 def scan(lines) -> Dict[str, _Hits]:
     """Match every line against the catalog; the hits per signature id, in first-seen order."""
-    pf = prefilter()
-    passes = pf.passes
+    candidates = prefilter().candidates_for_key
     hits: Dict[str, _Hits] = {}
     for order, line in enumerate(lines):
         text = line.text
         if not text:
             continue
-        low = text.lower()
-        if not passes(low):
-            continue
-        cands = pf.candidates(low)
+        cands = candidates(line_key(text))
         if not cands:
             continue
         probe = text if len(text) <= MAX_MATCH_CHARS else text[:MAX_MATCH_CHARS]
@@ -116,8 +112,6 @@ def claim_for(h: _Hits) -> str:
         if len(h.ranks) > 1:
             extra += ", " + _ranks_text(h.ranks)
         parts.append(extra)
-    elif h.ranks:
-        parts.append(_ranks_text(h.ranks))
     return h.sig.title + (f" ({'; '.join(parts)})" if parts else "")
 
 

@@ -22,14 +22,14 @@ CATALOG_DIR = os.path.dirname(os.path.abspath(__file__))
 
 # Gate words: every needle should contain one of them. They are rare in ordinary progress lines
 # ("step 12 loss=2.3 lr=1e-4", tqdm bars, INFO lines). A needle containing none of them becomes a
-# gate itself, so correctness never depends on this list, only speed.
+# gate itself, so correctness never depends on this list, only speed (tests keep the count bounded).
+# "inf" is special: it is only a gate as a word of its own (not inside "info"); see Prefilter.
 GATES: Tuple[str, ...] = (
-    "error", "fail", "out of memory", "nan", "kill", "timeout", "timed out", "times out", "exception",
-    "overflow", "abort", "sig", "assert", "mismatch", "exit", "missing", "unexpected", "no space",
-    "undefined", "duplicate", "time limit", "cancel", "fault", "exhausted", "oom", "illegal", "warn",
-    "not compatible", "too old", "insufficient", "preempt", "unsupported", "cannot",
+    "error", "fail", "fault", "out", "oom", "nan", "inf", "kill", "sig", "abort", "exit", "watchdog",
+    "overflow", "assert", "illegal", "invalid", "not ", "mis", "expect", "exce", "too ", "no space",
+    "exhausted", "preempt", "cancel", "time limit", "warn", "_status_", "unable to", "dataloader worker",
+    "duplicate", "xid", "undefined", "insufficient", "capability", "hit config.",
 )
-
 
 @dataclass(frozen=True)
 class Verify:
@@ -97,7 +97,7 @@ def _signature(entry: Dict[str, Any], family: str) -> Signature:
     verify = entry.get("verify") or {}
     needles = tuple(n.lower() for n in entry.get("needles") or ())
     if not needles:
-        needles = tuple(_derive_needles(entry["patterns"]))
+        raise ValueError(f"signature {entry.get('id')!r} has no needles")
     return Signature(
         id=entry["id"],
         family=family,
@@ -120,36 +120,6 @@ def _signature(entry: Dict[str, Any], family: str) -> Signature:
     )
 
 
-_META = set(".^$*+?{}[]|()\\")
-
-
-def _derive_needles(patterns: Sequence[str]) -> List[str]:
-    """Longest literal run of each pattern, lowercased (only for patterns without (?i) or alternation)."""
-    out = []
-    for p in patterns:
-        runs, cur, i = [], [], 0
-        while i < len(p):
-            c = p[i]
-            if c == "\\" and i + 1 < len(p) and not p[i + 1].isalnum():
-                cur.append(p[i + 1])
-                i += 2
-                continue
-            if c in _META:
-                runs.append("".join(cur))
-                cur = []
-                if c == "\\":
-                    i += 1  # \d, \s ...: skip the class letter too
-            else:
-                cur.append(c)
-            i += 1
-        runs.append("".join(cur))
-        best = max(runs, key=len).lower()
-        if len(best) < 3 or "|" in p:
-            raise ValueError(f"cannot derive a needle from {p!r}; give the entry needles:")
-        out.append(best)
-    return out
-
-
 @lru_cache(maxsize=1)
 def load() -> List[Signature]:
     sigs: List[Signature] = []
@@ -169,8 +139,33 @@ def by_id() -> Dict[str, Signature]:
     return {s.id: s for s in load()}
 
 
+_DIGITS = bytes.maketrans(b"0123456789", b"##########")  # "#" occurs in no gate or needle
+_CACHE_MAX = 8192
+
+
+def line_key(text: str) -> str:
+    """The line in lowercase with every digit replaced by "#", as a str of its UTF-8 bytes.
+
+    Needles and gates are matched against this key. Masking digits with a character that occurs in
+    no needle keeps every needle occurrence in place, so progress lines that differ only in their
+    numbers share one key and one cached answer. (Decoding the UTF-8 bytes as latin-1 is a cheap
+    1:1 mapping; ASCII needles match the same positions.)
+    """
+    return text.lower().encode("utf-8", "replace").translate(_DIGITS).decode("latin-1")
+
+
+def _key_of(needle: str) -> str:
+    return needle.translate(str.maketrans("0123456789", "##########"))
+
+
 class Prefilter:
-    """Which signatures could match a line, decided with substring tests on its lowercase form."""
+    """Which signatures could match a line, decided with substring tests on its lowercase form.
+
+    Two levels: a line must contain a gate word (a few dozen short literals) and then one of a
+    signature's needles; only those signatures' regexes run. Answers are cached per line key (the
+    line with its digits masked), so a log of templated progress lines costs one dictionary lookup
+    per line after the first of each template.
+    """
 
     def __init__(self, sigs: Sequence[Signature]) -> None:
         gates: List[str] = []
@@ -181,28 +176,48 @@ class Prefilter:
                 if gate not in index:
                     gates.append(gate)
                     index[gate] = []
-                index[gate].append((needle, sig))
+                index[gate].append((_key_of(needle), sig))
         self.gates: Tuple[str, ...] = tuple(gates)
-        self._index = index
-        # One generated boolean expression: `'error' in s or 'fail' in s or ...` is the cheapest
-        # way CPython has to test a short line against a few dozen literals.
-        expr = " or ".join(f"{g!r} in s" for g in self.gates) or "False"
-        self.passes: Callable[[str], bool] = eval(f"lambda s: {expr}")  # noqa: S307 - literals only
+        self._order = {sig.id: i for i, sig in enumerate(sigs)}
+        self._index = [(_key_of(g), g == "inf", index[g]) for g in gates]
+        plain = [repr(_key_of(g)) for g in gates if g != "inf"]
+        expr = " or ".join(f"{g} in k" for g in plain) or "False"
+        if "inf" in gates:
+            expr = f"{expr} or ('inf' in k and 'inf' in k.replace('info', ''))"
+        # One generated boolean expression: `'error' in k or 'fail' in k or ...` is the cheapest
+        # way CPython has to test a short line against a few dozen literals (str, not bytes: the
+        # bytes `in` operator is several times slower).
+        self._passes: Callable[[str], bool] = eval(f"lambda k: {expr}")  # noqa: S307 - literals only
+        self._cache: Dict[str, Tuple[Signature, ...]] = {}
 
-    def candidates(self, low: str) -> List[Signature]:
-        """Signatures with a needle in `low` (the lowercased line), in catalog order, no repeats."""
-        out: List[Signature] = []
-        seen = set()
-        for gate in self.gates:
-            if gate in low:
-                for needle, sig in self._index[gate]:
-                    if needle in low and sig.id not in seen:
-                        seen.add(sig.id)
-                        out.append(sig)
+    def passes_key(self, key: str) -> bool:
+        return bool(self._passes(key))
+
+    def candidates_for_key(self, key: str) -> Tuple[Signature, ...]:
+        """Signatures with a needle in the line key, in catalog order (cached per key)."""
+        hit = self._cache.get(key)
+        if hit is not None:
+            return hit
+        out: Tuple[Signature, ...] = ()
+        if self._passes(key):
+            found: Dict[str, Signature] = {}
+            for gate, is_inf, entries in self._index:
+                if gate in key and (not is_inf or "inf" in key.replace("info", "")):
+                    for needle, sig in entries:
+                        if sig.id not in found and needle in key:
+                            found[sig.id] = sig
+            out = tuple(sorted(found.values(), key=lambda s: self._order[s.id]))
+        if len(self._cache) >= _CACHE_MAX:
+            self._cache.clear()
+        self._cache[key] = out
         return out
 
-    def __call__(self, line: str) -> bool:
-        return self.passes(line.lower())
+    def candidates(self, text: str) -> Tuple[Signature, ...]:
+        return self.candidates_for_key(line_key(text))
+
+    def __call__(self, text: str) -> bool:
+        """True when the line could match some signature (it holds a gate word)."""
+        return self.passes_key(line_key(text))
 
 
 @lru_cache(maxsize=1)

@@ -1,0 +1,182 @@
+"""The signature catalog is data: every file validates, every example is a fixture for its own entry."""
+from __future__ import annotations
+
+import json
+import os
+import re
+
+import pytest
+
+from trainwreck import catalog
+from trainwreck.catalog import miniyaml
+
+SCHEMA_PATH = os.path.join(os.path.dirname(catalog.__file__), os.pardir, "schemas", "signature.schema.json")
+FILES = catalog.catalog_files()
+FAMILIES = {"memory", "numerics", "distributed", "data", "checkpoint", "environment", "compiler", "cuda",
+            "ascend", "config", "system"}
+
+
+def _ids(files):
+    return [os.path.basename(f) for f in files]
+
+
+def test_every_family_has_a_file():
+    present = {os.path.splitext(os.path.basename(f))[0] for f in FILES}
+    assert FAMILIES <= present
+
+
+@pytest.mark.parametrize("path", FILES, ids=_ids(FILES))
+def test_file_validates_against_schema(path):
+    jsonschema = pytest.importorskip("jsonschema")
+    with open(SCHEMA_PATH, encoding="utf-8") as fh:
+        schema = json.load(fh)
+    jsonschema.Draft7Validator.check_schema(schema)
+    data = catalog.read_file(path)
+    errors = sorted(jsonschema.Draft7Validator(schema).iter_errors(data), key=lambda e: list(e.path))
+    assert not errors, "\n".join(f"{list(e.path)}: {e.message}" for e in errors[:5])
+
+
+@pytest.mark.parametrize("path", FILES, ids=_ids(FILES))
+def test_miniyaml_equals_pyyaml(path):
+    yaml = pytest.importorskip("yaml")
+    with open(path, encoding="utf-8") as fh:
+        text = fh.read()
+    assert miniyaml.loads(text) == yaml.safe_load(text)
+
+
+def test_miniyaml_subset():
+    text = (
+        "# comment\n"
+        "- id: a-b\n"
+        "  weight: 0.5\n"
+        "  min_count: 3\n"
+        "  flag: true\n"
+        "  none: null\n"
+        "  quoted: 'it''s # not a comment'\n"
+        "  dq: \"tab\\there \\\"q\\\"\"\n"
+        "  plain: https://example.org/x#frag  # trailing comment\n"
+        "  flow: [a, 'b c', \"d\"]\n"
+        "  map: {skill: debug, command: \"python x.py  # smoke\"}\n"
+        "  nested:\n"
+        "    - line: 'x'\n"
+        "      source: https://example.org\n"
+        "  list:\n"
+        "  - one\n"
+        "  - two\n"
+    )
+    expected = [{
+        "id": "a-b", "weight": 0.5, "min_count": 3, "flag": True, "none": None,
+        "quoted": "it's # not a comment", "dq": 'tab\there "q"', "plain": "https://example.org/x#frag",
+        "flow": ["a", "b c", "d"], "map": {"skill": "debug", "command": "python x.py  # smoke"},
+        "nested": [{"line": "x", "source": "https://example.org"}], "list": ["one", "two"],
+    }]
+    assert miniyaml.loads(text) == expected
+    yaml = pytest.importorskip("yaml")
+    assert yaml.safe_load(text) == expected
+
+
+@pytest.mark.parametrize("bad", [
+    "- a: |\n    block\n",
+    "- a: &anchor x\n",
+    "- a: yes\n",
+    "- a: 'unterminated\n",
+    "- a: b: c\n",
+    "- a: 1\n  a: 2\n",
+])
+def test_miniyaml_refuses_what_it_does_not_support(bad):
+    with pytest.raises(miniyaml.MiniYAMLError):
+        miniyaml.loads(bad)
+
+
+def test_loader_without_pyyaml_gives_the_same_signatures(monkeypatch):
+    with_yaml = [(s.id, [p.pattern for p in s.patterns], s.needles, s.weight) for s in catalog.load()]
+    monkeypatch.setattr(catalog, "_parse", miniyaml.loads)
+    catalog.load.cache_clear()
+    try:
+        without = [(s.id, [p.pattern for p in s.patterns], s.needles, s.weight) for s in catalog.load()]
+    finally:
+        catalog.load.cache_clear()
+        catalog.prefilter.cache_clear()
+    assert with_yaml == without
+
+
+def test_ids_unique_and_catalog_size():
+    sigs = catalog.load()
+    ids = [s.id for s in sigs]
+    assert len(ids) == len(set(ids))
+    assert len(sigs) >= 80
+
+
+SIGS = catalog.load()
+EXAMPLES = [(s, e) for s in SIGS for e in s.examples]
+
+
+@pytest.mark.parametrize("sig,example", EXAMPLES, ids=[f"{s.id}-{i}" for i, (s, _) in enumerate(EXAMPLES)])
+def test_example_matches_its_entry_and_passes_prefilter(sig, example):
+    assert sig.match(example.line), f"{sig.id}: its example does not match its patterns"
+    assert any(n in example.line.lower() for n in sig.needles), f"{sig.id}: no needle in its example"
+    pf = catalog.prefilter()
+    assert pf(example.line)
+    assert sig in pf.candidates(example.line)
+    assert example.source.startswith("https://")
+
+
+def test_examples_are_not_claimed_by_a_stronger_entry_of_another_class():
+    """An example of entry A matched by entry B (other classification, higher weight) must be declared."""
+    problems = []
+    for sig, example in EXAMPLES:
+        for other in SIGS:
+            if other is sig or other.classification == sig.classification or other.weight <= sig.weight:
+                continue
+            if other.match(example.line) and other.id not in sig.overlaps:
+                problems.append(f"{sig.id} example also matches {other.id} ({other.classification})")
+    assert not problems, "\n".join(problems)
+
+
+def test_overlaps_name_existing_entries():
+    ids = {s.id for s in SIGS}
+    for sig in SIGS:
+        assert set(sig.overlaps) <= ids, sig.id
+
+
+def test_patterns_compile_and_named_groups_feed_detail():
+    for sig in SIGS:
+        if not sig.detail:
+            continue
+        names = set(re.findall(r"{(\w+)}", sig.detail))
+        groups = set()
+        for p in sig.patterns:
+            groups |= set(p.groupindex)
+        assert names <= groups, f"{sig.id}: detail uses {names - groups} that no pattern captures"
+
+
+def test_needles_are_lowercase_literals_of_bounded_gate_set():
+    pf = catalog.prefilter()
+    for sig in SIGS:
+        for n in sig.needles:
+            assert n == n.lower(), sig.id
+    # speed depends on the number of gate words a plain line is tested against
+    assert len(pf.gates) <= 45, pf.gates
+
+
+def test_ordinary_lines_fail_the_prefilter():
+    pf = catalog.prefilter()
+    ordinary = [
+        "step 1200 loss=2.3456 lr=3.000e-04 grad_norm=0.812 tokens/s=123456",
+        "{'loss': 1.6747, 'grad_norm': 0.51, 'learning_rate': 0.0001956, 'epoch': 0.1}",
+        "10/30 22:18:02 - mmengine - INFO - Epoch(train) [1][200/735]  lr: 1.9870e-04  eta: 2:46:39  time: 2.8906"
+        "  data_time: 0.0042  memory: 10762  loss: 2.7522  grad_norm: 3.0608",
+        " 14%|█▍        | 377/2724 [13:55:57<86:19:20, 132.41s/it]",
+        "2023-03-22 09:30:39 iter 2920: loss 3.9883, time 1099.34ms, mfu 15.34%",
+        "[INFO|trainer.py:1812] 2024-05-10 02:41:09,500 >> ***** Running training *****",
+    ]
+    for line in ordinary:
+        assert not pf(line), line
+        assert pf.candidates(line) == ()
+
+
+def test_prefilter_inf_gate_ignores_info():
+    pf = catalog.prefilter()
+    assert not pf("[INFO] step 3 done")
+    assert pf("step 3 loss=inf")
+    assert any(s.id == "loss-nan-logged" for s in pf.candidates("step 3 loss=inf"))
