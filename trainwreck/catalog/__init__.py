@@ -1,7 +1,7 @@
 """The signature catalog: known failure messages, one YAML file per family, loaded into Signatures.
 
-`load()` parses every `*.yaml` beside this file (PyYAML when importable, else the stdlib
-`miniyaml` parser), compiles the patterns once and caches the result.
+`load()` parses every `*.yaml` beside this file (with the stdlib `miniyaml` parser; PyYAML only as a
+fallback), compiles the patterns once and caches the result.
 
 `Prefilter` is the cheap first pass of the detector: each entry names `needles`, lowercase literal
 substrings one of which appears in every line its patterns match. The needles are grouped under a
@@ -73,11 +73,16 @@ class Signature:
 
 
 def _parse(text: str) -> Any:
+    """The stdlib parser first: it is ~10x faster than pure-Python PyYAML on the catalog, and the tests prove
+    both give the same result on every catalog file. PyYAML only as a fallback for constructs it lacks."""
     try:
-        import yaml  # type: ignore
-    except ImportError:  # pragma: no cover - exercised when PyYAML is absent
         return miniyaml.loads(text)
-    return yaml.safe_load(text)
+    except miniyaml.MiniYAMLError:
+        try:
+            import yaml  # type: ignore
+        except ImportError:
+            raise
+        return yaml.safe_load(text)
 
 
 def catalog_files() -> List[str]:
