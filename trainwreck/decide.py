@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import shlex
 from typing import Dict, List, Optional, Tuple
 
@@ -56,6 +57,36 @@ def _merge_traceback_signatures(findings: List[Finding]) -> List[Finding]:
     return out
 
 
+def _same_event(a: Finding, b: Finding, span: int = 12) -> bool:
+    """Two findings that cite nearby lines of one file on the same rank describe one event."""
+    if not a.evidence or not b.evidence:
+        return False
+    x, y = a.evidence[0], b.evidence[0]
+    if x.path != y.path or x.line is None or y.line is None or abs(x.line - y.line) > span:
+        return False
+    return a.rank is None or b.rank is None or a.rank == b.rank
+
+
+def _fold_timeouts(findings: List[Finding]) -> List[Finding]:
+    """An error raised by a collective that timed out IS the timeout: when a timeout (stall, usually marked
+    terminal) and a generic crash cite the same event, the timeout explains it and the run is a stall."""
+    timeouts = [f for f in findings if f.suggests == "stall" and f.role == "terminal" and f.signature]
+    if not timeouts:
+        return findings
+    drop = set()
+    for t in timeouts:
+        same = [f for f in findings if f.suggests == "crash" and f is not t and _same_event(t, f)]
+        if same and not any(f.suggests == "crash" and f.role == "cause" and not _same_event(t, f)
+                             and _strength(f) >= 0.6 for f in findings):
+            t.role = "cause"
+            for f in same:
+                drop.add(id(f))
+                for e in f.evidence[:1]:
+                    if not any(_same_place(e, x) for x in t.evidence):
+                        t.evidence.append(e)
+    return [f for f in findings if id(f) not in drop]
+
+
 def _loss_finite_after(bundle: Bundle, f: Finding) -> Optional[bool]:
     """Cross-check a NaN message against the loss trajectory: True when finite loss values follow it."""
     series = bundle.best_series("loss")
@@ -91,10 +122,52 @@ def _score(bundle: Bundle, findings: List[Finding]) -> Tuple[Dict[str, float], D
     return scores, by_class
 
 
-def _pick(scores: Dict[str, float]) -> str:
+def _step_index(bundle: Bundle) -> Dict[str, List[Tuple[int, int]]]:
+    """Per log file, (line, step) of every metric line in it: places a log line on the training timeline."""
+    idx: Dict[str, List[Tuple[int, int]]] = {}
+    for series in bundle.series.values():
+        for s in series:
+            for p in s.points:
+                if p.source.line is not None and p.step is not None:
+                    idx.setdefault(s.path, []).append((p.source.line, p.step))
+    for v in idx.values():
+        v.sort()
+    return idx
+
+
+def _when(f: Finding, idx: Dict[str, List[Tuple[int, int]]]) -> Optional[float]:
+    """The training step at which a finding's first evidence happened, when it can be known."""
+    if not f.evidence:
+        return None
+    e = f.evidence[0]
+    if e.metric is not None and e.step is not None:
+        return float(e.step)
+    if e.line is None or e.path not in idx:
+        return None
+    prior = [st for ln, st in idx[e.path] if ln <= e.line]
+    return float(max(prior)) + 0.5 if prior else None  # after the last step logged before it
+
+
+def _earliest(fs: List[Finding], idx) -> Optional[float]:
+    times = [t for t in (_when(f, idx) for f in fs if _strength(f) >= 0.5) if t is not None]
+    return min(times) if times else None
+
+
+def _pick(scores: Dict[str, float], by_class: Dict[str, List[Finding]], bundle: Bundle) -> str:
     if not scores or max(scores.values()) < UNCLEAR_BELOW:
         return "unclear"
     top = max(scores.values())
+    # The first real failure wins: a NaN (or divergence) that a crash or OOM follows is that NaN's run.
+    idx = _step_index(bundle)
+    for early in ("NaN", "divergence"):
+        if scores.get(early, 0.0) < 0.55:
+            continue
+        t0 = _earliest(by_class.get(early, []), idx)
+        rivals = [c for c, v in scores.items() if c != early and v > scores[early]]
+        if all((lambda t: t is None or t0 is None or t0 <= t)(_earliest(by_class.get(c, []), idx)) for c in rivals):
+            if early == "divergence" and scores.get("NaN", 0.0) >= 0.55:
+                continue  # a divergence that ends in NaN is a NaN run: decided above
+            return early
     close = [c for c in PRECEDENCE if c in scores and scores[c] >= top - 0.08]
     return close[0] if close else max(scores, key=scores.get)
 
@@ -115,6 +188,18 @@ def _headline(cls: str, primary: Optional[Finding], stage: str, bundle: Bundle, 
     if primary is not None and cls in ("crash", "stall", "OOM"):
         head += f": {primary.claim[:110]}"
     return f"{head}, {where}" if where and cls in ("NaN", "divergence") else (f"{head} ({where})" if where else head)
+
+
+_PREFIX = re.compile(r"^(?:\s*(?:\[[^\]]{1,60}\]|\(\w+ pid=\d+\)|\d{4}-\d\d-\d\d[ T][\d:.,]+|"
+                     r"[\w.-]+:\d+:\d+ \[\d+\]|[A-Z]\d{4} [\d:.]+ \d+ \S+\])[:\s-]*)+")
+
+
+def _core_message(f: Finding) -> str:
+    """The matched log line without rank/time prefixes, for a cause summary that quotes the message itself."""
+    if not f.signature or not f.evidence or f.evidence[0].metric is not None:
+        return ""
+    text = _PREFIX.sub("", f.evidence[0].text.strip()).strip()
+    return text[:160] + ("…" if len(text) > 160 else "")
 
 
 def _onset(cls: str, primary: Optional[Finding], findings: List[Finding]) -> Optional[int]:
@@ -176,8 +261,9 @@ def _next_probe(bundle: Bundle) -> str:
 
 def decide(bundle: Bundle, findings: List[Finding]) -> Diagnosis:
     findings = _merge_traceback_signatures(findings)
+    findings = _fold_timeouts(findings)
     scores, by_class = _score(bundle, findings)
-    cls = _pick(scores)
+    cls = _pick(scores, by_class, bundle)
     stack: List[str] = []
     for f in findings:
         for s in f.stack:
@@ -196,9 +282,20 @@ def decide(bundle: Bundle, findings: List[Finding]) -> Diagnosis:
         non_term = [f for f in strong if f.role != "terminal"]
         primary = non_term[0] if non_term else primary
     causes: List[Finding] = ([primary] if primary else []) + [f for f in cands if f is not primary]
+    # one line of evidence backs one cause: a catalog match on the very line a detector already cited folds in
+    seen_lines = set()
+    folded: List[Finding] = []
+    for f in causes:
+        key = (f.evidence[0].path, f.evidence[0].line) if f.evidence and f.evidence[0].line else None
+        if key and key in seen_lines and f is not primary:
+            continue
+        if key:
+            seen_lines.add(key)
+        folded.append(f)
+    causes = folded
     # precursors and factors that bear on this class
-    factors = [f for f in findings if f.role == "factor" and (not f.relevant or cls in f.relevant)
-               and f not in causes]
+    factors = [f for f in findings if f.role == "factor" and f not in causes
+               and (cls in f.relevant or (not f.relevant and f.suggests in (None, cls)))]
     factors += [f for f in findings if f.role == "cause" and f.suggests is None and f not in causes]
     factors.sort(key=lambda f: (f.label != DIRECT, -f.confidence))
     terminal = [f for f in findings if f.suggests and f.suggests != cls and f.role in ("cause", "symptom", "terminal")
@@ -218,7 +315,11 @@ def decide(bundle: Bundle, findings: List[Finding]) -> Diagnosis:
 
     # confidence: the winner's score, less when a rival class is close, more when trajectory and log agree
     conf = scores.get(cls, 0.0) if cls != "unclear" else 0.0
-    rivals = sorted((v for k, v in scores.items() if k != cls), reverse=True)
+    # rivals that came later are consequences (see _pick), not competing explanations
+    idx = _step_index(bundle)
+    t_cls = _earliest(by_class.get(cls, []), idx)
+    rivals = sorted((v for k, v in scores.items() if k != cls and not (
+        t_cls is not None and (_earliest(by_class.get(k, []), idx) or -1) > t_cls)), reverse=True)
     if rivals and cls != "unclear":
         conf -= max(0.0, 0.15 - (conf - rivals[0])) if rivals[0] > 0.3 else 0.0
     kinds = {("metric" if f.id.startswith("metric.") else "log") for f in causes}
@@ -265,6 +366,9 @@ def decide(bundle: Bundle, findings: List[Finding]) -> Diagnosis:
 
     def fjson(f: Finding) -> dict:
         d = f.cause_json()
+        quote = _core_message(f)
+        if quote and quote.lower() not in f.claim.lower():
+            d["summary"] = f"{f.claim} — {quote}"
         d["id"] = f.id
         if f.rank is not None:
             d["rank"] = f.rank

@@ -12,32 +12,35 @@ What is never read as a metric value: timestamps (`22:16:00`), dates (`2023-06-0
 from __future__ import annotations
 
 import re
-from typing import Dict, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from .metricnames import STEP_KEYS, canonical
 
 Result = Tuple[Optional[int], Dict[str, float]]
 
 # -- cheap prefilter -------------------------------------------------------------------------------------------
-# A metric line has a key separator and one of these words (lower-cased). Tested with `in`, which is fast.
-_KEYWORDS = ("loss", "lr", "learning", "grad", "norm", "scale", "skipped", "iter", "step", "/s", "per_s",
-             "per s", "throughput", "mem", "acc", "avg", "rate", "wps", "epoch")
-# Lines that echo a configuration, not a measurement.
-_CONFIG_MARKERS = ("Arguments(", "Namespace(", "Config(", "weight_decay", "warmup_steps", "num_train_epochs",
-                   "per_device_train_batch_size", "betas")
+# A metric line has a key separator, one of a few words (tested with `in` on the lower-cased line: the
+# fastest test Python has) and a digit, `nan` or `inf`.
+_DIGIT = re.compile(r"\d")
 
 # -- the key / value grammar -----------------------------------------------------------------------------------
 _NUM = (r"[-+]?(?:\d{1,3}(?:,\d{3})+(?![\d.])|(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)"
-        r"|[-+]?(?i:nan|inf(?:inity)?)(?![A-Za-z])")
-_PAIR = re.compile(
-    r"(?<![\w./\-])"
-    r"(?P<key>[A-Za-z_][\w./\-]*(?: (?:[A-Za-z_][\w./\-]*|\([A-Za-z/%]+\))){0,6})"
-    r"['\"]?(?P<sep>[ \t]*[=:][ \t]*|[ \t]+)"
-    r"(?:tensor\(|\[\(?|\()?"
-    r"(?P<val>" + _NUM + r")"
-    r"(?P<unit>[KMGT]i?B|MB|GB)?"
-    r"(?P<tail>/[ \t]*\d+|[:%]|(?=[\s,;|)\]}'\"]|$))"
-)
+        r"|[-+]?(?:nan|NaN|NAN|Infinity|infinity|inf|Inf|INF)(?![A-Za-z])")
+_TAIL = r"(?P<unit>[KMGT]i?B)?(?P<tail>/[ \t]*\d+|[:%]|(?=[\s,;|)\]}'\"]|$))"
+# `key=value` / `key: value`: found at the separator; the key is read backwards from there (see _pairs).
+_SEPVAL = re.compile(r"[=:][ \t]*(?:tensor\(|\[\(?|\()?(?P<val>" + _NUM + r")" + _TAIL)
+# The key, matched on the reversed line from just before the separator: optional blanks and closing quote,
+# then up to 7 words separated by single spaces, each a whole word that starts (in reading order) with a
+# letter, or a `(unit)` word.
+_RKEY = re.compile(r"[ \t]*['\"]?((?:[\w./\-]*[A-Za-z_]|\)[A-Za-z/%]+\()(?![\w./\-])"
+                   r"(?: (?:[\w./\-]*[A-Za-z_]|\)[A-Za-z/%]+\()(?![\w./\-])){0,6})")
+# `key value` without a separator, only for a few keys (`iter 100:`, `loss 2.34`, `Iteration 78000,`), matched
+# on the lower-cased line; a qualifier word before it (`train loss`, `val loss`, `global step`) is read in _pairs.
+_WSPAIR = re.compile(r"(loss|lr|steps?|iter(?:ation)?|epoch)[ \t]+(?P<val>" + _NUM + r")" + _TAIL)
+_WS_QUALIFIERS = ("train", "training", "val", "valid", "validation", "eval", "test", "lm", "total", "avg", "global",
+                  "completed")
+_ASCII_LOWER = {c: c + 32 for c in range(65, 91)}
+_KEYCHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./-")
 _TQDM = re.compile(r"(\d+)/(\d+) \[[\d:]+<[\d:?]+,\s*(?:(?P<rate>[\d.]+)(?P<unit>it/s|s/it))?[^\]]*?(?:, (?P<post>[^\]]*))?\]")
 _MM_ITER = re.compile(r"\bIter(?:\(\w+\))? ?\[ *(\d+)/")
 _DARKNET = re.compile(r"^\s*(\d+)(?:, [\d.]+)?: (" + _NUM + r"), (" + _NUM + r") avg(?: loss)?, (" + _NUM + r") rate")
@@ -53,7 +56,9 @@ _STEP_WORDS = frozenset(STEP_KEYS) | {"global step", "global_steps", "num_update
 _MODIFIERS = frozenset({"best", "min", "minimum", "max", "maximum", "lowest", "highest", "target", "init",
                         "initial", "prev", "previous", "expected", "peak", "clip", "clipping", "attempted",
                         "warmup", "base", "final", "end", "start", "starting", "new", "old", "default", "ema"})
-_STEP = "\x00step"
+_STEP = "\x00step"  # an optimizer-step counter (`step`, `global_step`, `num_updates`)
+_ITER = "\x00iter"  # an iteration counter: the step only when the line names no `step` (`iter 77 step 39`)
+_ITER_WORDS = frozenset({"iter", "iteration", "iterations", "it"})
 
 _key_cache: Dict[str, Optional[str]] = {}
 
@@ -70,7 +75,7 @@ def _resolve(key: str) -> Optional[str]:
         cand = " ".join(words[i:])
         name = _ALIASES.get(cand) if cand in _ALIASES else canonical(cand)
         if name is None and (cand in _STEP_WORDS or cand.replace(" ", "_") in _STEP_WORDS):
-            name = _STEP
+            name = _ITER if cand in _ITER_WORDS else _STEP
         if name is None and cand == "epoch":
             name = "epoch"
         if name is not None:
@@ -95,59 +100,120 @@ def _num(s: str) -> float:
     return float(s.replace(",", ""))
 
 
-def _pairs(text: str, out: Dict[str, float]) -> Optional[int]:
-    """Fill `out` with the canonical metrics of `text`; return the step named in it, if any."""
-    step: Optional[int] = None
-    for m in _PAIR.finditer(text):
-        name = _resolve(m.group("key"))
-        if name is None:
-            continue
-        val, tail, unit = m.group("val"), m.group("tail"), m.group("unit")
-        if name == _STEP:
-            if step is None and tail != "%" and not unit and val.isdigit():
-                step = int(val)
-            continue
-        if unit and name != "memory":
-            continue
+def _accept(name: str, val: str, unit: Optional[str], tail: str, out: Dict[str, float]) -> Optional[int]:
+    """Store one value of metric `name` (the first one wins); return it as a step when `name` is the step."""
+    if name == _STEP or name == _ITER:
+        return int(val) if val.isdigit() and tail != "%" and not unit else None
+    if unit and name != "memory":
+        return None
+    if tail:
         if tail == ":":
             if name != "epoch" or not val.isdigit():
-                continue  # `Validation loss 6312:`, `eta: 2:46:39`, `file.py:181:`
+                return None  # `Validation loss 6312:`, `eta: 2:46:39`, `file.py:181:`
         elif tail == "%":
             if name != "accuracy":
-                continue
-        elif tail:  # `/total`: `epoch 3/10`, `loss 3/4`
-            continue
-        if name not in out:
-            try:
-                out[name] = _num(val)
-            except ValueError:
-                continue
+                return None
+        else:  # `/total`: `epoch 3/10`, `loss 3/4`
+            return None
+    if name not in out:
+        try:
+            out[name] = _num(val)
+        except ValueError:
+            pass
+    return None
+
+
+Plan = Tuple[Tuple[Optional[str], ...], Tuple[Optional[str], ...]]
+
+
+def _plan(text: str, low: str) -> Plan:
+    """The metric name behind each `key: value` match and each `key value` match of a line (None: not a
+    metric). Lines printed by one logging call share their plan, so it is computed once per layout."""
+    sep: List[Optional[str]] = []
+    if "=" in text or ":" in text:
+        rev = text[::-1]
+        n = len(text)
+        for m in _SEPVAL.finditer(text):
+            k = _RKEY.match(rev, n - m.start())
+            sep.append(_resolve(k.group(1)[::-1]) if k is not None else None)
+    ws: List[Optional[str]] = []
+    if "loss " in low or "lr " in low or "step" in low or "iter" in low or "epoch " in low or "loss\t" in low:
+        for m in _WSPAIR.finditer(low):
+            k0 = m.start()
+            key: Optional[str] = m.group(1)
+            if k0:
+                before = low[k0 - 1]
+                if before == " " or before == "_":
+                    prev = low[max(0, k0 - 12):k0 - 1].rsplit(" ", 1)[-1]
+                    if prev in _WS_QUALIFIERS:
+                        key = f"{prev} {key}"
+                    elif before == "_":
+                        key = None  # `nll_loss 9.5`: another metric
+                elif before in _KEYCHARS:
+                    key = None  # `3ms/step 5`, `world 3`: inside a word
+            ws.append(_resolve(key) if key is not None else None)
+    return tuple(sep), tuple(ws)
+
+
+_plans: Dict[bytes, Plan] = {}
+
+
+def _pairs(text: str, low: str, out: Dict[str, float]) -> Optional[int]:
+    """Fill `out` with the canonical metrics of `text`; return the step named in it, if any."""
+    if len(low) != len(text):  # str.lower() changed the length (e.g. 'İ'): lower ASCII only, keep positions
+        low = text.translate(_ASCII_LOWER)
+    layout = text.encode("utf-8", "surrogatepass").translate(None, b"0123456789")  # the line less its digits
+    plan = _plans.get(layout)
+    if plan is None:
+        plan = _plan(text, low)
+        if len(_plans) >= 2048:
+            _plans.clear()
+        _plans[layout] = plan
+    sep_names, ws_names = plan
+    found: List[Tuple[Optional[str], Tuple[str, str, str]]] = []
+    if sep_names:
+        vals = _SEPVAL.findall(text)
+        if len(vals) != len(sep_names):  # pragma: no cover - same layout, same matches
+            sep_names = _plan(text, low)[0]
+        found.extend(zip(sep_names, vals))
+    if ws_names:
+        vals = [m[1:] for m in _WSPAIR.findall(low)]
+        if len(vals) != len(ws_names):  # pragma: no cover
+            ws_names = _plan(text, low)[1]
+        found.extend(zip(ws_names, vals))
+    step: Optional[int] = None
+    named_step = False
+    for name, (val, unit, tail) in found:
+        if name is not None:
+            got = _accept(name, val, unit, tail, out)
+            if got is not None and (step is None or (name == _STEP and not named_step)):
+                step, named_step = got, name == _STEP
     return step
 
 
-def _segment(text: str) -> Optional[Result]:
-    low = text.lower()
-    if not any(k in low for k in _KEYWORDS):
-        if "scale to" not in low:
-            return None
-    if any(c in text for c in _CONFIG_MARKERS):
+def _segment(text: str, low: str) -> Optional[Result]:
+    # a line that echoes a configuration (`TrainingArguments(…)`, argparse `Namespace(…)`) is not a measurement
+    if "Arguments(" in text or "Namespace(" in text or "Config(" in text or "weight_decay" in text \
+            or "warmup_steps" in text or "num_train_epochs" in text or "betas" in text:
         return None
     out: Dict[str, float] = {}
-    step: Optional[int] = None
     body = text
     if "s/it" in text or "it/s" in text:  # a tqdm bar: step = n of n/total; metrics from its postfix
         t = _TQDM.search(text)
         if t is not None:
-            _pairs(t.group("post") or "", out)
-            if out and t.group("rate"):
+            # metrics in the postfix, or in a description before the bar (`set_description(f"loss {x}")`)
+            post = (t.group("post") or "") + " | " + text[:t.start()]
+            _pairs(post, post.lower(), out)
+            if t.group("rate") and any(k != "epoch" for k in out):
                 rate = float(t.group("rate"))
                 if rate > 0:
                     out.setdefault("throughput", rate if t.group("unit") == "it/s" else 1.0 / rate)
-            rest = _segment(text[t.end():]) if len(text) > t.end() + 4 else None
+            rest_text = text[t.end():]
+            rest = _segment(rest_text, rest_text.lower()) if len(rest_text) > 4 else None
             if rest is not None:
                 for k, v in rest[1].items():
                     out.setdefault(k, v)
-            if not out:
+            if not out or (len(out) == 1 and "epoch" in out):
                 return None
             return (rest[0] if rest is not None and rest[0] is not None else int(t.group(1))), out
     if "avg" in low and "rate" in low:
@@ -161,7 +227,8 @@ def _segment(text: str) -> Optional[Result]:
         if s is not None:
             out["loss_scale"] = _num(s.group(1))
             body = text[:s.start()]
-    named = _pairs(body, out)
+            low = low[:s.start()]
+    named = _pairs(body, low, out)
     if "train_runtime" in text:  # HF's final summary: train_loss there is the run average, not a point
         out.pop("loss", None)
     if named is None and "Iter" in text:
@@ -173,6 +240,19 @@ def _segment(text: str) -> Optional[Result]:
     return named, out
 
 
+def _candidate(text: str) -> Optional[str]:
+    """The lower-cased line when it may hold metrics, else None (the cheap prefilter)."""
+    low = text.lower()
+    if not ("loss" in low or "lr" in low or "learning" in low or "grad" in low or "norm" in low
+            or "scale" in low or "iter" in low or "step" in low or "epoch" in low or "/s" in low
+            or "per_s" in low or "per s" in low or "throughput" in low or "mem" in low or "acc" in low
+            or "avg" in low or "skipped" in low or "wps" in low):
+        return None
+    if _DIGIT.search(text) is None and "nan" not in low and "inf" not in low:
+        return None
+    return low
+
+
 def extract(text: str) -> Optional[Result]:
     """(step or None, {canonical name: float}) for one log line, or None when it carries no metrics.
 
@@ -182,12 +262,14 @@ def extract(text: str) -> Optional[Result]:
             return None
         if "\r" in text:
             for seg in reversed(text.split("\r")):
-                if seg.strip():
-                    got = _segment(seg)
+                low = _candidate(seg)
+                if low is not None:
+                    got = _segment(seg, low)
                     if got is not None:
                         return got
             return None
-        return _segment(text)
+        low = _candidate(text)
+        return None if low is None else _segment(text, low)
     except Exception:  # garbage in: no metrics, never a crash of the reader
         return None
 

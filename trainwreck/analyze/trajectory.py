@@ -1,0 +1,156 @@
+"""Metric trajectories: first non-finite step and its precursors, divergence, spikes, plateaus, lr schedule
+anomalies, a stalled step counter.
+
+`detect(bundle)` runs everything on the bundle's best series; `analyze_series(points, name)` runs the checks
+that apply to one metric (the `curve` verb); `summarize(bundle)` is the per-metric summary of the report.
+The detectors live in trajectory_nonfinite / trajectory_shape / trajectory_schedule (none defines `detect`).
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from ..bundle import Series
+from ..model import Finding, Point, Source
+from . import trajectory_nonfinite as nf
+from . import trajectory_schedule as sched
+from . import trajectory_shape as shape
+from .trajectory_stats import clean, finite_points, is_finite, nonfinite, nonfinite_word, where
+
+WARMUP_KEYS = ("warmup_steps", "num_warmup_steps", "lr_warmup_steps", "warmup_iters", "warmup_ratio", "warmup")
+_STALL_METRICS = ("loss", "lr", "grad_norm", "throughput", "loss_scale")
+
+
+def _points(bundle, name: str) -> List[Point]:
+    s = bundle.best_series(name)
+    return clean(s.points) if s is not None else []
+
+
+def _onset_text(o: nf.Onset) -> str:
+    return f"the first {o.name} {nonfinite_word(o.point.value)} at {where(o.point, o.index)}"
+
+
+def detect(bundle) -> List[Finding]:
+    out: List[Finding] = []
+    onsets = [nf.find_onset(m, bundle.series.get(m) or []) for m in ("loss", "grad_norm")]
+    for o in onsets:
+        if o is not None:
+            out.append(nf.nonfinite_finding(o))
+    persistent = [o for o in onsets if o is not None and o.persistent]
+    onset: Optional[nf.Onset] = None
+    if persistent:
+        onset = persistent[0] if len(persistent) == 1 or not nf.earlier(persistent[1], persistent[0]) \
+            else persistent[1]
+
+    grad = _points(bundle, "grad_norm")
+    if onset is not None:
+        gpts = onset.points if onset.name == "grad_norm" else grad
+        out.extend(nf.gradnorm_spike_before(gpts, onset))
+        out.extend(nf.lr_peak_before(_points(bundle, "lr"), onset))
+    out.extend(nf.loss_scale_findings(_points(bundle, "loss_scale"), onset))
+    for counter in ("nan_iterations", "skipped_iterations"):
+        out.extend(nf.counter_findings(counter, _points(bundle, counter), onset))
+
+    loss = _points(bundle, "loss")
+    div: List[Finding] = []
+    if loss:
+        pre = loss
+        if onset is not None and onset.name == "loss" and onset.series is bundle.best_series("loss"):
+            pre = onset.points[:onset.index]
+        div = shape.divergence(pre, "loss", before_nan=_onset_text(onset) if onset is not None else None)
+        out.extend(div)
+        out.extend(shape.spikes(pre, "loss", skip_unrecovered=bool(div) or onset is not None))
+        out.extend(shape.plateau(pre, "loss", shape.config_classes(bundle)))
+    if grad and not any(f.id == "metric.gradnorm-spike-before-nan" for f in out):
+        out.extend(shape.spikes(grad, "grad_norm", limit=2, skip_unrecovered=onset is not None))
+
+    warm = bundle.config(*WARMUP_KEYS)
+    warm_src = Source(warm.path, warm.line, f"{warm.key.rsplit('.', 1)[-1]}: {warm.value}") if warm else None
+    out.extend(sched.lr_anomalies(_points(bundle, "lr"), unstable=onset is not None or bool(div),
+                                  warmup_cfg=warm_src))
+
+    best: Optional[Tuple[int, str, Series]] = None
+    for name in _STALL_METRICS:
+        s = bundle.best_series(name)
+        if s is not None:
+            n = sum(1 for p in s.points if p.step is not None)
+            if best is None or n > best[0]:
+                best = (n, name, s)
+    if best is not None:
+        out.extend(sched.step_stall(best[2].points, best[1]))
+    out.extend(sched.throughput_drop(_points(bundle, "throughput")))
+    return out
+
+
+def analyze_series(points: Sequence[Point], name: str,
+                   k_config: Optional[Tuple[int, Source]] = None) -> List[Finding]:
+    """The checks that apply to one metric on its own (the `curve` verb): non-finite values, divergence,
+    spikes and plateau for losses; spikes for grad_norm; schedule anomalies for lr; collapse for loss_scale;
+    counters; throughput; a stalled step counter for any of them."""
+    pts = clean(points)
+    out: List[Finding] = []
+    path = pts[0].source.path if pts and pts[0].source is not None else ""
+    onset = nf.find_onset(name, [Series(name, path, list(pts), len(pts))]) if name in ("loss", "eval_loss",
+                                                                                        "grad_norm") else None
+    if onset is not None:
+        out.append(nf.nonfinite_finding(onset))
+    pre = pts[:onset.index] if onset is not None and onset.persistent else pts
+    before = _onset_text(onset) if onset is not None and onset.persistent else None
+    if name in ("loss", "eval_loss"):
+        div = shape.divergence(pre, name, before_nan=before)
+        out.extend(div)
+        out.extend(shape.spikes(pre, name, skip_unrecovered=bool(div) or before is not None))
+        out.extend(shape.plateau(pre, name, k_config))
+    elif name == "grad_norm":
+        if onset is not None and onset.persistent:
+            out.extend(nf.gradnorm_spike_before(onset.points, onset))
+        else:
+            out.extend(shape.spikes(pts, name, limit=2))
+    elif name == "lr":
+        out.extend(sched.lr_anomalies(pts))
+    elif name == "loss_scale":
+        out.extend(nf.loss_scale_findings(pts, None))
+    elif name in ("skipped_iterations", "nan_iterations"):
+        out.extend(nf.counter_findings(name, pts, None))
+    elif name == "throughput":
+        out.extend(sched.throughput_drop(pts))
+    out.extend(sched.step_stall(points, name))
+    return out
+
+
+def _summary(name: str, s: Series, n_series: int) -> Dict[str, Any]:
+    pts = s.points
+    fin = [p for _, p in finite_points(pts)]
+    steps = [p.step for p in pts if p.step is not None]
+    onset = nf.find_onset(name, [s])
+    d: Dict[str, Any] = {
+        "path": s.path,
+        "n": len(pts),
+        "total": s.total,
+        "first_step": steps[0] if steps else None,
+        "last_step": steps[-1] if steps else None,
+        "min": min(p.value for p in fin) if fin else None,
+        "max": max(p.value for p in fin) if fin else None,
+        "last": fin[-1].value if fin else None,
+        "last_finite_step": fin[-1].step if fin else None,
+        "nonfinite": sum(1 for p in pts if nonfinite(p.value)),
+        "first_nonfinite_step": onset.point.step if onset is not None else None,
+        "first_nonfinite": nonfinite_word(onset.point.value).lower() if onset is not None else None,
+    }
+    if onset is not None and onset.point.step is None:
+        d["first_nonfinite_at"] = where(onset.point, onset.index)
+    if n_series > 1:
+        d["series"] = n_series
+    return d
+
+
+def summarize(bundle) -> Dict[str, Dict[str, Any]]:
+    """Per metric (best series): n points, first/last step, min/max/last finite value, first non-finite step."""
+    out: Dict[str, Dict[str, Any]] = {}
+    for name in sorted(bundle.series):
+        s = bundle.best_series(name)
+        if s is None or not s.points:
+            continue
+        if not any(is_finite(p.value) or nonfinite(p.value) for p in s.points):
+            continue
+        out[name] = _summary(name, s, len(bundle.series[name]))
+    return out

@@ -1,0 +1,135 @@
+"""Helpers shared by the trajectory detectors: robust statistics, point cleaning, wording.
+
+No detector lives here (the registry runs modules that define `detect`; this one does not).
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import List, Optional, Sequence, Tuple
+
+from ..model import Point, Source
+
+MAD_SCALE = 1.4826  # MAD × this estimates σ for normal noise
+
+
+def is_finite(v: object) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def nonfinite(v: object) -> bool:
+    return isinstance(v, float) and not math.isfinite(v)
+
+
+def median(xs: Sequence[float]) -> float:
+    s = sorted(xs)
+    n = len(s)
+    if n == 0:
+        return math.nan
+    m = n // 2
+    return s[m] if n % 2 else (s[m - 1] + s[m]) / 2.0
+
+
+def mad(xs: Sequence[float], med: Optional[float] = None) -> float:
+    if not xs:
+        return math.nan
+    c = median(xs) if med is None else med
+    return median([abs(x - c) for x in xs])
+
+
+def diff_noise(xs: Sequence[float]) -> float:
+    """Robust σ of the point-to-point noise (trend-insensitive): MAD of first differences / √2."""
+    if len(xs) < 3:
+        return 0.0
+    d = [xs[i] - xs[i - 1] for i in range(1, len(xs))]
+    return MAD_SCALE * median([abs(x) for x in d]) / math.sqrt(2.0)
+
+
+def rolling_median(xs: Sequence[float], w: int) -> List[float]:
+    """Centred rolling median (window shrinks at the edges)."""
+    if w <= 1:
+        return list(xs)
+    h = w // 2
+    n = len(xs)
+    return [median(xs[max(0, i - h):min(n, i + h + 1)]) for i in range(n)]
+
+
+def clean(points: Sequence[Point]) -> List[Point]:
+    """Points with a numeric value, in file order, without back-to-back duplicates (a line logged twice by
+    two handlers: same step, same value)."""
+    out: List[Point] = []
+    for p in points:
+        v = p.value
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            continue
+        if out and p.step is not None and out[-1].step == p.step:
+            q = out[-1].value
+            if q == v or (nonfinite(q) and nonfinite(v) and (math.isnan(q) == math.isnan(v))):
+                continue
+        out.append(p)
+    return out
+
+
+def finite_points(points: Sequence[Point]) -> List[Tuple[int, Point]]:
+    """(index in `points`, point) for every finite value: non-finite values are masked before statistics."""
+    return [(i, p) for i, p in enumerate(points) if is_finite(p.value)]
+
+
+def src(p: Point, name: str) -> Source:
+    """The point's own source, completed with metric / step / value when the reader left them out."""
+    s = p.source
+    if s is None:
+        return Source(path="", step=p.step, metric=name, value=p.value)
+    if s.metric is None or s.step != p.step or s.value is None:
+        return dataclasses.replace(s, metric=s.metric or name, step=p.step if s.step is None else s.step,
+                                   value=p.value if s.value is None else s.value)
+    return s
+
+
+def where(p: Point, idx: int) -> str:
+    """'step 400', or 'line 88' / 'point 12' when the metric has no step."""
+    if p.step is not None:
+        return f"step {p.step}"
+    if p.source is not None and p.source.line is not None:
+        return f"line {p.source.line}"
+    return f"point {idx + 1}"
+
+
+def span(a: Point, ia: int, b: Point, ib: int) -> str:
+    """'steps 350–390' (or lines / points) for a range of two points."""
+    if a.step is not None and b.step is not None:
+        return f"step {a.step}" if a.step == b.step else f"steps {a.step}–{b.step}"
+    if a.source is not None and b.source is not None and a.source.line is not None and b.source.line is not None:
+        return f"line {a.source.line}" if a.source.line == b.source.line else f"lines {a.source.line}–{b.source.line}"
+    return f"point {ia + 1}" if ia == ib else f"points {ia + 1}–{ib + 1}"
+
+
+def order_of(p: Point, idx: int) -> float:
+    """Position on the run's timeline: the step when logged, else the point's index in its series."""
+    return float(p.step) if p.step is not None else float(idx)
+
+
+def fmt(v: float) -> str:
+    """A number as people write it in a report: 9.8, 0.0471, 1.2e5, 3e-4, nan, inf."""
+    if not isinstance(v, (int, float)) or isinstance(v, bool):
+        return str(v)
+    if math.isnan(v):
+        return "nan"
+    if math.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    if v == 0:
+        return "0"
+    a = abs(v)
+    if a >= 1e5 or a < 1e-3:
+        m, e = f"{v:.1e}".split("e")
+        m = m.rstrip("0").rstrip(".")
+        return f"{m}e{int(e)}"
+    if a >= 100:
+        return f"{v:.0f}" if a >= 1000 else f"{v:.1f}".rstrip("0").rstrip(".")
+    return f"{v:.3g}" if a >= 1 else f"{v:.3g}"
+
+
+def nonfinite_word(v: float) -> str:
+    if math.isnan(v):
+        return "NaN"
+    return "inf" if v > 0 else "-inf"
