@@ -1,18 +1,5 @@
-import os
-import subprocess
-import sys
-
 import pytest
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-EXAMPLES = os.path.join(ROOT, "examples", "runs")
-
-
-def run_cli(*args, cwd=None, stdin=None, timeout=120):
-    """Run the real CLI as a user would: a fresh interpreter, `python -m trainwreck`."""
-    env = dict(os.environ, PYTHONPATH=ROOT)
-    return subprocess.run([sys.executable, "-m", "trainwreck", *args], capture_output=True, text=True,
-                          cwd=cwd or ROOT, input=stdin, timeout=timeout, env=env)
+from twtest import run_cli
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ import json
 import os
 
 import pytest
-from conftest import EXAMPLES, ROOT
+from twtest import EXAMPLES, ROOT
 
 jsonschema = pytest.importorskip("jsonschema")
 SCHEMA = json.load(open(os.path.join(ROOT, "trainwreck", "schemas", "diagnosis.schema.json")))
@@ -48,12 +48,12 @@ def test_example_json_report(run, cli, tmp_path):
 
 def test_nan_example_reads_like_the_design(cli):
     p = cli("diagnose", os.path.join(EXAMPLES, "nan-fp16"), "--no-probe")
-    out = p.stdout
+    out = " ".join(p.stdout.split())  # the renderer wraps long rows
     assert p.returncode == 0
     assert "NaN at step 400" in out
     assert "[DIRECT]" in out and "metrics.jsonl" in out
     assert "gradient_clip_val" in out  # the config factor, cited
-    assert "a consequence, not the cause" in out  # the OOM on rank 3 after the NaN
+    assert "consequence, not the cause" in out and "on rank 3" in out  # the OOM after the NaN
     assert "/trainwreck:" in out and "checkpoints/step_300.pt" in out
 
 

@@ -5,7 +5,7 @@ import hashlib
 import os
 
 import pytest
-from conftest import EXAMPLES
+from twtest import EXAMPLES
 
 RUNS = sorted(d for d in glob.glob(os.path.join(EXAMPLES, "*")) if os.path.isdir(d))
 VERBS = [["diagnose", "--json", "--no-probe"], ["diagnose", "--no-probe"], ["diagnose", "--md"],

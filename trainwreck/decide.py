@@ -259,6 +259,20 @@ def _next_probe(bundle: Bundle) -> str:
     return probe + (f"; {ends[0]}" if ends else "")
 
 
+_TOPICS = [("clip", re.compile(r"(?i)clip|max_grad_norm")), ("warmup", re.compile(r"(?i)warm-?up")),
+           ("bf16", re.compile(r"(?i)\bbf16|bfloat16")), ("recompute", re.compile(r"(?i)checkpointing|recompute")),
+           ("alloc", re.compile(r"(?i)expandable_segments|PYTORCH_CUDA_ALLOC_CONF")),
+           ("lr", re.compile(r"(?i)^(?:lower|reduce|decrease)?\s*(?:the\s+)?(?:peak\s+)?(?:lr|learning[ _]rate)\b|\blr\b.*:"))]
+
+
+def _fix_topic(text: str) -> str:
+    """Fixes that change the same knob count once, whoever proposed them."""
+    for topic, rx in _TOPICS:
+        if rx.search(text):
+            return topic
+    return text.split("(")[0].strip().lower()
+
+
 def decide(bundle: Bundle, findings: List[Finding]) -> Diagnosis:
     findings = _merge_traceback_signatures(findings)
     findings = _fold_timeouts(findings)
@@ -331,7 +345,7 @@ def decide(bundle: Bundle, findings: List[Finding]) -> Diagnosis:
     seen = set()
 
     def add_fix(text: str, why: Finding, label: str) -> None:
-        k = text.split("(")[0].strip().lower()
+        k = _fix_topic(text)
         if k in seen:
             return
         seen.add(k)
@@ -381,7 +395,8 @@ def decide(bundle: Bundle, findings: List[Finding]) -> Diagnosis:
     terminal_json = []
     for f in terminal[:6]:
         d = fjson(f)
-        d["summary"] = f"{f.claim}: a consequence, not the cause" if cls != "unclear" else f.claim
+        claim = f.claim if f.rank is None or "rank" in f.claim else f"{f.claim} on rank {f.rank}"
+        d["summary"] = f"{claim}: a consequence, not the cause" if cls != "unclear" else claim
         terminal_json.append(d)
     return Diagnosis(
         classification=cls,

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import textwrap
 from typing import Any, Dict, List, Optional
 
 SKILL_PREFIX = "/trainwreck:"
@@ -27,12 +28,17 @@ def _width() -> int:
         return 100
 
 
-def _row(tag: str, text: str, cite: str, width: int) -> str:
-    left = f"  {tag:<13}{text}"
-    room = width - len(cite) - 2
-    if len(left) > room:
-        left = left[: max(20, room - 1)] + "…"
-    return f"{left:<{room}}  {cite}".rstrip()
+def _row(tag: str, text: str, cite: str, width: int, max_lines: int = 3) -> str:
+    """`  [TAG]  text …   cite`, the text wrapped under itself rather than cut, the citation on the first line."""
+    room = max(30, width - len(cite) - 2 - 15)
+    parts = textwrap.wrap(text, room) or [""]
+    if len(parts) > max_lines:
+        parts = parts[:max_lines]
+        parts[-1] = parts[-1][: room - 1] + "…"
+    first = f"  {tag:<13}{parts[0]}"
+    out = [f"{first:<{width - len(cite) - 2}}  {cite}".rstrip()]
+    out += [f"{'':15}{p}" for p in parts[1:]]
+    return "\n".join(out)
 
 
 def _quote(ev: Dict[str, Any], width: int) -> Optional[str]:
