@@ -180,13 +180,19 @@ def _headline(cls: str, primary: Optional[Finding], stage: str, bundle: Bundle, 
     where = {"startup": "at startup", "compile": "while compiling the graph", "runtime": "during training",
              "checkpoint": "while saving or loading a checkpoint", "evaluation": "during evaluation"}.get(stage, "")
     if cls == "unclear":
-        return "unclear: the evidence does not show why the run stopped"
+        steps = [p.step for ss in bundle.series.values() for x in ss for p in x.points if p.step is not None]
+        if bundle.logs or steps:
+            at = f" at step {max(steps)}" if steps else ""
+            return (f"unclear: the run stops{at} with no error in the logs (a hang, or a kill from outside "
+                    f"such as the OOM killer or the scheduler)")
+        return "unclear: no logs or metrics to diagnose"
     what = {"NaN": "NaN", "OOM": "Out of memory", "divergence": "Divergence", "stall": "Stall", "crash": "Crash"}[cls]
     at = f" at step {onset}" if onset is not None else ""
     rank = f" on rank {primary.rank}" if primary is not None and primary.rank is not None else ""
     head = f"{what}{at}{rank}"
     if primary is not None and cls in ("crash", "stall", "OOM"):
-        head += f": {primary.claim[:110]}"
+        claim = primary.claim if len(primary.claim) <= 100 else primary.claim[:100].rsplit(" ", 1)[0] + "…"
+        head += f": {claim}"
     return f"{head}, {where}" if where and cls in ("NaN", "divergence") else (f"{head} ({where})" if where else head)
 
 
@@ -242,7 +248,10 @@ def _verify_command(cls: str, primary: Optional[Finding], bundle: Bundle, onset:
                 "rerun with NCCL_DEBUG=INFO TORCH_DISTRIBUTED_DEBUG=DETAIL on one node")
     if cls == "crash":
         return "rerun the failing step alone on one GPU with CUDA_LAUNCH_BLOCKING=1 to get the exact failing call"
-    return f"trainwreck diagnose {run} after adding the full stderr of every rank and metrics.jsonl to the run directory"
+    if not bundle.logs and not bundle.series:
+        return f"trainwreck diagnose {run} after copying the job's stdout/stderr capture (e.g. slurm-*.out) into it"
+    return ("ps -o pid,stat,etime,cmd -C python; py-spy dump --pid <pid>  # alive: hung, see where; gone: "
+            "dmesg -T | grep -i -E 'killed process|out of memory'; sacct -j <jobid> --format=State,ExitCode,MaxRSS")
 
 
 def _next_probe(bundle: Bundle) -> str:
@@ -253,9 +262,9 @@ def _next_probe(bundle: Bundle) -> str:
         last = next((x for x in reversed(log.lines) if x.text.strip()), None)
         if last is not None:
             ends.append(f"{log.path} ends at line {last.line if last.line else '?'}: {last.text.strip()[:100]!r}")
-    probe = ("the logs end without an error: the process was likely killed from outside (host OOM killer, "
-             "scheduler time limit or preemption) or is still running. Next probe: `dmesg -T | grep -i -E "
-             "'killed process|out of memory'` and the scheduler's job record (sacct -j <id> --format=State,ExitCode)")
+    probe = ("the logs end without an error, so the files cannot say why. If the process is still alive the run "
+             "is hung: take a stack dump (py-spy dump) of every rank. If it is gone, something outside killed it: "
+             "the kernel's OOM killer (dmesg), the scheduler's time limit or a preemption (sacct / job events)")
     return probe + (f"; {ends[0]}" if ends else "")
 
 

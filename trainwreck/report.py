@@ -58,7 +58,9 @@ def terminal(d: Dict[str, Any], width: Optional[int] = None) -> str:
     out: List[str] = [" · ".join(head), ""]
     title = d.get("headline") or d["classification"]
     conf = f"confidence {d['confidence']:.2f}"
-    out.append(f"{title[: w - len(conf) - 2]:<{w - len(conf)}}{conf}")
+    tl = textwrap.wrap(title, w - len(conf) - 2) or [""]
+    out.append(f"{tl[0]:<{w - len(conf)}}{conf}")
+    out += [f"  {t}" for t in tl[1:]]
     shown = 0
     for c in d.get("causes", [])[:4]:
         ev = (c.get("evidence") or [{}])[0]

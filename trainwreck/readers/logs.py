@@ -9,7 +9,7 @@ from ..safeio import read_log
 
 ORDER = 10
 FALLBACK = True  # a single file the user names is read as a log when no other reader claims it
-_TXT_LOG = re.compile(r"(?i)(log|out|err|train|console|stdout|stderr|traceback|slurm|job|rank)")
+_TXT_LOG = re.compile(r"(?i)(log|out|err|train|console|stdout|stderr|traceback|slurm|job|rank|spy|stack|dump|hang|faulthandler)")
 
 
 def claims(rel: str, name: str) -> bool:

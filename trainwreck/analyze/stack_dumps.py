@@ -1,0 +1,87 @@
+"""Stack dumps taken while a run hung (py-spy dump, faulthandler, gdb `py-bt`): where the threads wait.
+
+A dump is itself evidence of a hang — someone took it because the run stopped moving — and the frame a
+thread waits in says on what: a collective (another rank is missing), a DataLoader queue (a worker is
+stuck), a lock, or the GPU (a kernel that never finishes).
+"""
+from __future__ import annotations
+
+import re
+from typing import List
+
+from ..bundle import Bundle
+from ..model import DIRECT, Finding, Line
+
+_PYSPY_THREAD = re.compile(r'^Thread (?:0x[0-9a-fA-F]+|\d+) \((?:idle|active|gil)[^)]*\)')
+_FAULTHANDLER = re.compile(r'^(?:Thread 0x[0-9a-fA-F]+|Current thread 0x[0-9a-fA-F]+) \(most recent call first\):|'
+                           r'^Timeout \(\d+:\d\d:\d\d\)!')
+_PYSPY_FRAME = re.compile(r'^\s+(?P<func>[\w<>.]+) \((?P<file>[^():]+):(?P<line>\d+)\)')
+_FH_FRAME = re.compile(r'^\s+File "(?P<file>[^"]+)", line (?P<line>\d+) in (?P<func>[\w<>.]+)')
+_WAITS = [
+    ("a collective (the other ranks never joined it)", re.compile(
+        r"all_reduce|all_gather|reduce_scatter|broadcast|barrier|all_to_all|_wait_for|irecv|recv|send|"
+        r"monitored_barrier|allreduce|allgather|distributed_c10d|ProcessGroup|nccl|hccl", re.I)),
+    ("the DataLoader (a worker is stuck or dead)", re.compile(r"_get_data|_try_get_data|_next_data|dataloader", re.I)),
+    ("the GPU (a kernel or copy that does not finish)", re.compile(r"synchronize|\.item\b|cpu\b|to\b|cuda", re.I)),
+    ("a lock or queue", re.compile(r"acquire|Condition\.wait|queue\.get|\bget\b|join", re.I)),
+]
+
+
+def _dump_files(bundle: Bundle):
+    for log in bundle.logs:
+        lines = log.head + log.lines
+        if any(_PYSPY_THREAD.match(x.text) or _FAULTHANDLER.match(x.text) for x in lines[:4000]):
+            yield log.path, lines
+
+
+def _frames(lines: List[Line], start: int, depth: int = 8) -> List[tuple]:
+    """The innermost `depth` frames after a thread header (py-spy and faulthandler print innermost first)."""
+    out = []
+    for x in lines[start + 1:start + 60]:
+        m = _PYSPY_FRAME.match(x.text) or _FH_FRAME.match(x.text)
+        if m:
+            out.append((x, m))
+            if len(out) >= depth:
+                break
+        elif _PYSPY_THREAD.match(x.text) or _FAULTHANDLER.match(x.text):
+            break
+    return out
+
+
+def detect(bundle: Bundle) -> List[Finding]:
+    out: List[Finding] = []
+    for path, lines in _dump_files(bundle):
+        best = None
+        for i, x in enumerate(lines):
+            if not (_PYSPY_THREAD.match(x.text) or _FAULTHANDLER.match(x.text)):
+                continue
+            for frame, m in _frames(lines, i):
+                where = f"{m.group('func')} ({m.group('file')}:{m.group('line')})"
+                hit = next((k for k, (_w, rx) in enumerate(_WAITS)
+                            if rx.search(m.group("func")) or rx.search(m.group("file"))), None)
+                if hit is not None:
+                    if best is None or hit < best[0]:
+                        best = (hit, _WAITS[hit][0], where, x, frame)
+                    break
+        if best is None:
+            out.append(Finding(
+                id="dump.hang", claim=f"{path} is a stack dump of the stalled process (no thread waits in a "
+                f"collective, loader or lock)", label=DIRECT, confidence=0.55, evidence=[lines[0].source()],
+                suggests="stall", role="cause", stage="runtime",
+                fixes=["take dumps on every rank (py-spy dump --pid) and compare where each waits"],
+                verify_skill="debug", verify_hint="py-spy dump --pid <pid>  # on every rank, twice, a minute apart"))
+            continue
+        _r, what, where, header, frame = best
+        fixes = ["find the rank that is NOT in this collective (py-spy dump on every rank): its stack is the cause",
+                 "make every rank run the same collectives in the same order (no rank-dependent branches around "
+                 "all_gather/barrier, equal batch counts per rank)",
+                 "set TORCH_NCCL_ASYNC_ERROR_HANDLING=1 and a finite timeout so a hang becomes an error"] \
+            if "collective" in what else ["rerun with num_workers=0 to see whether the loader is the hang"] \
+            if "DataLoader" in what else ["dump again a minute later: the same frame means it is really stuck"]
+        out.append(Finding(
+            id="dump.blocked", claim=f"stack dump: a thread is blocked in {where}, waiting on {what}",
+            label=DIRECT, confidence=0.8, evidence=[frame.source(), header.source()], suggests="stall",
+            role="cause", stage="runtime", fixes=fixes, verify_skill="debug",
+            verify_hint="py-spy dump --pid <pid> on every rank; the rank not waiting in the collective is the culprit",
+            meaning="A stack dump taken while the run made no progress shows where it waits."))
+    return out
