@@ -22,8 +22,8 @@ _WAITS = [
         r"all_reduce|all_gather|reduce_scatter|broadcast|barrier|all_to_all|_wait_for|irecv|recv|send|"
         r"monitored_barrier|allreduce|allgather|distributed_c10d|ProcessGroup|nccl|hccl", re.I)),
     ("the DataLoader (a worker is stuck or dead)", re.compile(r"_get_data|_try_get_data|_next_data|dataloader", re.I)),
-    ("the GPU (a kernel or copy that does not finish)", re.compile(r"synchronize|\.item\b|cpu\b|to\b|cuda", re.I)),
-    ("a lock or queue", re.compile(r"acquire|Condition\.wait|queue\.get|\bget\b|join", re.I)),
+    ("the GPU (a kernel or copy that does not finish)", re.compile(r"^(?:synchronize|item|cpu|to|numpy|tolist|cuda)$|cuda/__init__", re.I)),
+    ("a lock or queue", re.compile(r"^(?:acquire|get|join|wait)$", re.I)),
 ]
 
 
