@@ -57,13 +57,15 @@ class Bundle:
             self.notes.append(text)
 
     def add_point(self, name: str, path: str, point: Point) -> None:
-        for s in self.series.setdefault(name, []):
-            if s.path == path:
-                s.points.append(point)
-                s.total += 1
-                return
+        index = self.__dict__.setdefault("_series_index", {})
+        s = index.get((name, path))
+        if s is not None:
+            s.points.append(point)
+            s.total += 1
+            return
         s = Series(name, path, [point], 1)
-        self.series[name].append(s)
+        self.series.setdefault(name, []).append(s)
+        index[(name, path)] = s
 
     def all_lines(self) -> Iterator[Line]:
         """Every collected text line: log heads, log tails, then extra lines."""

@@ -124,6 +124,9 @@ def _score(bundle: Bundle, findings: List[Finding]) -> Tuple[Dict[str, float], D
 
 def _step_index(bundle: Bundle) -> Dict[str, List[Tuple[int, int]]]:
     """Per log file, (line, step) of every metric line in it: places a log line on the training timeline."""
+    cached = bundle.__dict__.get("_step_index")
+    if cached is not None:
+        return cached
     idx: Dict[str, List[Tuple[int, int]]] = {}
     for series in bundle.series.values():
         for s in series:
@@ -132,6 +135,7 @@ def _step_index(bundle: Bundle) -> Dict[str, List[Tuple[int, int]]]:
                     idx.setdefault(s.path, []).append((p.source.line, p.step))
     for v in idx.values():
         v.sort()
+    bundle.__dict__["_step_index"] = idx
     return idx
 
 

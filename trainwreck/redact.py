@@ -86,9 +86,21 @@ _MAYBE = re.compile(
     r"|(?:pass|pwd|secret|key|token|credential|session)[\w\-.]*[\"']?\s*[:= ]")
 
 
+# Literal hints, checked with `in` on the lower-cased line before any regex runs.
+_HINTS = ("hf_", "sk-", "akia", "asia", "agpa", "aida", "aroa", "anpa", "ghp_", "gho_", "ghu_", "ghs_", "ghr_",
+          "github_pat", "xox", "aiza", "eyj", "bearer", "basic", "://", "@", "private key", "pass", "pwd", "secret",
+          "key", "token", "credential", "session")
+_HEXRUN = re.compile(r"[0-9a-f]{40}")
+
+
 def redact(text: str) -> str:
     """Return `text` with every recognised secret replaced by a [REDACTED:kind] marker."""
-    if not text or not _MAYBE.search(text):
+    if not text:
+        return text
+    low = text.lower()
+    if not any(h in low for h in _HINTS) and not _HEXRUN.search(text):
+        return text
+    if not _MAYBE.search(text):
         return text
     for _kind, rx, repl in _SHAPES:
         text = rx.sub(repl, text)

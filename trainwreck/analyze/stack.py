@@ -7,19 +7,20 @@ from typing import List
 from ..bundle import Bundle
 from ..model import Finding
 
+# Lower-case literals that reveal a stack in log text (plain substring tests on the lower-cased log).
 _MARKERS = [
-    ("DeepSpeed", re.compile(r"\bdeepspeed\b|\[deepspeed\]|DeepSpeedEngine|ZeRO", re.I)),
-    ("Megatron", re.compile(r"megatron|\blm loss:", re.I)),
-    ("Lightning", re.compile(r"pytorch_lightning|lightning\.pytorch|lightning_fabric|LightningModule|`Trainer.fit`")),
-    ("HF Transformers", re.compile(r"\btransformers[./]|\{'loss': |\{'eval_loss': |Trainer\._inner_training_loop")),
-    ("Accelerate", re.compile(r"\baccelerate[./]|Accelerator\(")),
-    ("JAX", re.compile(r"\bjax(?:lib)?[./]|XlaRuntimeError|jax\._src")),
-    ("MindSpore", re.compile(r"mindspore", re.I)),
-    ("torch_npu", re.compile(r"torch_npu|\bNPU\b|Ascend", re.I)),
-    ("torchrun", re.compile(r"torch\.distributed\.(?:elastic|run)|torchrun|ChildFailedError")),
-    ("NCCL", re.compile(r"\bNCCL\b")),
-    ("HCCL", re.compile(r"\bHCCL\b")),
-    ("PyTorch", re.compile(r"\btorch[./]|torch\.(?:cuda|nn|distributed|OutOfMemoryError)|site-packages/torch/")),
+    ("DeepSpeed", ("deepspeed", "zero stage", "zero_optimization")),
+    ("Megatron", ("megatron", "| lm loss:")),
+    ("Lightning", ("pytorch_lightning", "lightning.pytorch", "lightning_fabric", "lightningmodule", "`trainer.fit`")),
+    ("HF Transformers", ("transformers/", "transformers.", "{'loss': ", "{'eval_loss': ", "_inner_training_loop")),
+    ("Accelerate", ("accelerate/", "accelerate.", "accelerator(")),
+    ("JAX", ("jax/", "jax.", "jaxlib", "xlaruntimeerror")),
+    ("MindSpore", ("mindspore",)),
+    ("torch_npu", ("torch_npu", "ascend")),
+    ("torchrun", ("torch.distributed.elastic", "torch.distributed.run", "torchrun", "childfailederror")),
+    ("NCCL", ("nccl",)),
+    ("HCCL", ("hccl",)),
+    ("PyTorch", ("torch/", "torch.", "site-packages/torch")),
 ]
 _VERSION_FACTS = [("torch", "PyTorch"), ("deepspeed", "DeepSpeed"), ("transformers", "HF Transformers"),
                   ("pytorch-lightning", "Lightning"), ("lightning", "Lightning"), ("jax", "JAX"),
@@ -36,9 +37,9 @@ def detect(bundle: Bundle) -> List[Finding]:
             m = _VER.search(src.text)
             found[name] = f"{name} {m.group(1)}" if m else name
     # one pass of each marker over the joined text: C-speed search instead of a regex call per line
-    blob = "\n".join(line.text[:600] for line in bundle.all_lines())
-    for name, rx in _MARKERS:
-        if name not in found and rx.search(blob):
+    blob = "\n".join(line.text[:600] for line in bundle.all_lines()).lower()
+    for name, words in _MARKERS:
+        if name not in found and any(w in blob for w in words):
             found[name] = name
     if not found:
         return []

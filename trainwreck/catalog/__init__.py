@@ -51,7 +51,7 @@ class Signature:
     classification: str
     role: str
     weight: float
-    patterns: List[Pattern[str]]
+    sources: List[str]  # regex sources; compiled on first use (most signatures never see a candidate line)
     needles: Tuple[str, ...]
     meaning: str
     causes: List[str]
@@ -63,6 +63,14 @@ class Signature:
     stack: List[str] = field(default_factory=list)
     detail: Optional[str] = None
     overlaps: List[str] = field(default_factory=list)
+
+    _compiled: Optional[List[Pattern[str]]] = field(default=None, repr=False, compare=False)
+
+    @property
+    def patterns(self) -> List[Pattern[str]]:
+        if self._compiled is None:
+            self._compiled = [re.compile(p) for p in self.sources]
+        return self._compiled
 
     def match(self, text: str) -> Optional["re.Match[str]"]:
         for pat in self.patterns:
@@ -110,7 +118,7 @@ def _signature(entry: Dict[str, Any], family: str) -> Signature:
         classification=entry["classification"],
         role=entry["role"],
         weight=float(entry["weight"]),
-        patterns=[re.compile(p) for p in entry["patterns"]],
+        sources=list(entry["patterns"]),
         needles=needles,
         meaning=entry.get("meaning", ""),
         causes=list(entry.get("causes") or []),
