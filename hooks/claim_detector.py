@@ -1,0 +1,230 @@
+"""Does an assistant message assert the cause of an ML training failure as fact?
+
+Standard library only; this runs inside the Stop hook, where start-up time matters.
+
+analyse(message) -> Analysis with
+  claims   sentences that state a cause as fact (unhedged, not a question, not a plan)
+  domain   True when the message talks about a training failure (NaN, OOM, loss, NCCL, ...)
+  quotes   Quote(text, kind) items the message presents as evidence (see quote_extract)
+
+A sentence is a claim when it names a cause (root cause, caused by, the culprit, Ursache,
+la cause, 原因是, ...), or joins a failure to a reason (because, due to, so the loss
+diverges, 导致, ...), or is the first sentence under a "Root cause" heading or label, and
+it is not hedged (might, likely, hypothesis, unclear, vielleicht, 可能, かもしれ, ...),
+not conditional or general ("If ...", "often"), not a question, not a plan ("Let me ...",
+"Next probe: ...") and not a report of the assistant's own edit ("I renamed X because ...").
+"""
+import re
+
+from claim_vocab import (
+    _ACTION_SUBJ,
+    ACTION_VERBS,
+    V_CAUSAL,
+    V_HEDGE,
+    V_HEDGE_START,
+    V_PLAN,
+    V_SYMPTOM,
+    V_UNCERTAIN,
+    V_WEAK,
+    _has,
+    _label_kind,
+    _starts_with,
+    in_domain,
+    norm_words,
+)
+from quote_extract import _fence_quotes, _inline_quotes, _mask_quotes, _table_quotes
+
+_SENT_SPLIT = re.compile(r"(?<=[.!?;])\s+(?=\S)|(?<=[。！？；])")
+
+
+_CONSEQUENCE = re.compile(r"(?:,|;|\u2014|\band)\s+(?:so|thus|hence|therefore|which\s+(?:means|makes|made|"
+                         r"causes|caused|leads|led|drives|drove|pushes|pushed|sends|sent|blows|blew|kills|killed|"
+                         r"triggers|triggered))\b|\s(?:→|->|=>)\s")
+
+
+_SINCE = re.compile(r"\bsince\s+(?!step|epoch|iter|the (?:start|beginning|last|first)|then|yesterday|last|\d)")
+_RELATIVE = re.compile(r",\s*which\s")
+_PAREN = re.compile(r"\([^()]*\)|（[^（）]*）")
+
+
+_HEADING = re.compile(r"^\s{0,3}(?:#{1,6}\s+(.*?)\s*#*\s*$|\*\*([^*]{1,80})\*\*\s*[:：]?\s*$|__([^_]{1,80})__\s*[:：]?\s*$)")
+
+
+_LABEL = re.compile(r"^\s*(?:[-*+]\s+|\d+[.)]\s+)?\**_*([^:：*_`\n]{1,48}?)\**_*\s*[:：]\s*\**_*\s*(.*)$")
+
+
+class Analysis:
+    def __init__(self):
+        self.claims = []
+        self.quotes = []
+        self.domain = False
+
+
+def _is_question(sentence):
+    s = sentence.rstrip(" *_)\"'”»」.")
+    return s.endswith("?") or s.endswith("？")
+
+
+def _sentence_state(sentence):
+    """(causal, hedged, question_or_plan) for one prose sentence; causal is "strong" (names a
+    cause outright), "weak" (a connective next to a failure word) or ""."""
+    n = norm_words(sentence)
+    raw = sentence.lower()
+    causal = "strong" if _has(n, raw, V_CAUSAL) else ""
+    if not causal and _has(n, raw, V_SYMPTOM):
+        if _has(n, raw, V_WEAK) or _SINCE.search(raw):
+            causal = "weak"
+        else:                                         # "lr is too high, so the loss diverges"
+            m = _CONSEQUENCE.search(raw)
+            if m:
+                after = raw[m.end():]
+                causal = "weak" if _has(norm_words(after), after, V_SYMPTOM) else ""
+    outer = _PAREN.sub(" ", sentence)                 # a hedge inside (...) hedges only the aside
+    outer = _RELATIVE.split(outer, 1)[0] if causal else outer     # ... and one in ", which ..." too
+    hedged = _has(norm_words(outer), outer.lower(), V_HEDGE) or _starts_with(n, raw, V_HEDGE_START)
+    other = _is_question(sentence) or _starts_with(n, raw, V_PLAN) or _is_action_report(n)
+    return causal, hedged, other
+
+
+def _is_action_report(norm):
+    s = norm.lstrip()
+    for subj in _ACTION_SUBJ:
+        if s.startswith(subj):
+            rest = s[len(subj):].split(" ", 2)
+            if rest and rest[0] == "also" and len(rest) > 1:
+                rest = rest[1:]
+            return bool(rest) and rest[0] in ACTION_VERBS
+    return False
+
+
+def analyse(message, max_chars=200000):
+    a = Analysis()
+    if not isinstance(message, str) or not message.strip():
+        return a
+    if len(message) > max_chars:
+        message = message[: max_chars - 20000] + "\n" + message[-20000:]
+    low_all = message.lower()
+    a.domain = in_domain(message)
+    sentences = _Walker(a).walk(message.splitlines())
+    uncertain = _has(norm_words(message), low_all, V_UNCERTAIN)
+    for idx, (s, sec, lab, first_under_claim) in enumerate(sentences):
+        causal, hedged, other = _sentence_state(s)
+        if causal == "weak" and uncertain:
+            causal = ""                               # background in a reply that says it doesn't know
+        if sec == "hedge" or lab == "hedge":
+            hedged = True
+        if not hedged and idx + 1 < len(sentences) and _meta_hedge(sentences[idx + 1][0]):
+            hedged = True
+        if other or hedged:
+            continue
+        if causal or first_under_claim:
+            a.claims.append(" ".join(s.split())[:200])
+    return a
+
+
+class _Walker:
+    """Walks the Markdown structure of a reply: collects quotes into the Analysis and
+    returns prose sentences as (text, section kind, label kind, first under a claim heading)."""
+
+    def __init__(self, analysis):
+        self.a = analysis
+        self.section = None          # 'claim' | 'hedge' | 'fix' | None: kind of the current heading
+        self.claim_pending = False   # the next sentence is the first under a claim heading
+        self.prev_prose = ""         # the last prose line: a fenced block's lead-in
+        self.prev_fence = None       # how the previous fenced block was read ("and in the config:")
+        self.table_head = None       # column headers of the current Markdown table
+        self.sentences = []
+
+    def _lead_in(self):
+        return "fix" if self.section == "fix" else self.prev_prose
+
+    def walk(self, lines):
+        fence = None                 # (lang, lead-in, lines) while inside a fenced block
+        for li, line in enumerate(lines):
+            stripped = line.strip()
+            if stripped.startswith(("```", "~~~")):
+                if fence is None:
+                    fence = (stripped.strip("`~ ").lower(), self._lead_in(), [])
+                else:
+                    self.prev_fence = _fence_quotes(self.a, fence[0], fence[1], fence[2], self.prev_fence)
+                    fence = None
+            elif fence is not None:
+                fence[2].append(line)
+            elif not stripped:
+                continue
+            elif stripped.startswith(">"):            # a Markdown blockquote: quoted text
+                _fence_quotes(self.a, "", self._lead_in(), [stripped.lstrip("> ")], None)
+            elif stripped.startswith("|"):
+                self._table_row(stripped, lines[li + 1].strip() if li + 1 < len(lines) else "")
+            else:
+                self.table_head = None
+                h = _HEADING.match(line)
+                if h:
+                    self._heading(h.group(1) or h.group(2) or h.group(3) or "")
+                else:
+                    self._prose(line)
+        if fence is not None and fence[2]:
+            _fence_quotes(self.a, fence[0], fence[1], fence[2], self.prev_fence)
+        return self.sentences
+
+    def _table_row(self, row, next_row):
+        cells = [x.strip() for x in row.strip("|").split("|")]
+        if all(set(x) <= set("-: ") for x in cells):
+            return                                    # |---|---|
+        if next_row.startswith("|") and set(next_row) <= set("|-: "):
+            self.table_head = cells
+            return
+        _table_quotes(self.a, cells, self.table_head or [], self.section)
+        for p in _SENT_SPLIT.split(_mask_quotes(" ".join(cells))):
+            if p.strip():
+                self.sentences.append((p, self.section, None, False))
+
+    def _heading(self, title):
+        self.section = _label_kind(title)
+        self.claim_pending = self.section == "claim"
+        if self.section == "claim" and ":" in title:  # "## Root cause: fp16 overflow"
+            rest = title.split(":", 1)[1].strip()
+            if rest:
+                self.sentences.append((rest, "claim", None, True))
+                self.claim_pending = False
+        self.prev_prose = title
+
+    def _prose(self, line):
+        label_kind, body = None, line
+        m = _LABEL.match(line)
+        if m and m.group(2).strip():
+            label_kind = _label_kind(m.group(1))
+            if label_kind:
+                body = m.group(2)
+        elif m:                                       # "Root cause:" on its own line
+            lk = _label_kind(m.group(1))
+            if lk:
+                self.section, self.claim_pending, self.prev_prose = lk, lk == "claim", m.group(1)
+                return
+        _inline_quotes(self.a, body, self.section, label_kind)
+        parts = [p for p in _SENT_SPLIT.split(_mask_quotes(body)) if p.strip()]
+        for i, p in enumerate(parts):
+            first = (self.claim_pending or label_kind == "claim") and i == 0
+            self.sentences.append((p, self.section, label_kind, first))
+        self.claim_pending = False
+        self.prev_prose = body
+
+
+_META_HEDGE_STARTS = ("this is a hypothesis", "that is a hypothesis", "this is only a hypothesis",
+                      "this is just a hypothesis", "this is my hypothesis", "this is a guess",
+                      "this is unverified", "this is not verified", "this is not yet verified",
+                      "i haven't verified", "i have not verified", "i haven't confirmed",
+                      "i have not confirmed", "not yet verified", "not verified yet", "unverified",
+                      "i haven't checked", "i have not checked", "i haven't looked",
+                      "das ist eine hypothese", "c'est une hypothèse", "es una hipótesis",
+                      "这只是假设", "这是假设", "这是一个假设", "尚未验证", "まだ検証していません", "これは仮説")
+
+
+def _meta_hedge(sentence):
+    s = sentence.strip(" *_-").lower().replace("’", "'")
+    return s.startswith(_META_HEDGE_STARTS) or (len(s) < 60 and ("hypothesis" in s or "unverified" in s))
+
+
+def analyse_domain(text):
+    """True when text (e.g. the user's prompt) talks about a training run or its failure."""
+    return in_domain(text)

@@ -1,0 +1,184 @@
+"""Is a quoted piece of evidence present in what the tools really printed?
+
+Sources are tool outputs (and the user's own prompts, which may hold a pasted log).
+Matching is forgiving about what does not change meaning and strict about what does:
+  - case, runs of whitespace, ANSI colour codes and a trailing full stop are ignored;
+  - an ellipsis ("...", "…", "[...]") splits a quote into parts that must appear in order
+    in one source;
+  - a leading "file:line:" or "line:" prefix (grep -n, cat -n) may be dropped;
+  - numbers may be rounded ("2.3" for 2.3071, "1.2e5" for 123456) but not changed
+    ("step 130" does not match "step 120").
+"""
+import re
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\r")
+_WS = re.compile(r"\s+")
+_ELLIPSIS = re.compile(r"\s*(?:\.{3,}|…|\[\s*(?:\.{3}|…)\s*\])\s*")
+_LINE_PREFIX = re.compile(r"^(?:[\w./\\-]+:)?\d+\s*[:\t→|]\s*")
+_NUM = r"[-+]?(?:\d[\d,]*(?:\.\d+)?|\.\d+)(?:e[-+]?\d+)?"
+_NUM_RE = re.compile(r"(?<![\w.])" + _NUM + r"(?![\w])")
+_NUM_FULL = re.compile(_NUM + r"%?")
+
+
+_QUOTES = str.maketrans({'"': "'", "\u201c": "'", "\u201d": "'", "\u2018": "'", "\u2019": "'"})
+
+
+def normalise(text):
+    if "\x1b" in text or "\r" in text:
+        text = _ANSI.sub("", text)
+    return " ".join(text.split()).lower().translate(_QUOTES)
+
+
+class Sources:
+    """Normalised source texts, searchable as one string."""
+
+    def __init__(self):
+        self.texts = []
+        self._joined = None
+
+    def add(self, text):
+        if isinstance(text, str) and text.strip():
+            self.texts.append(normalise(text))
+            self._joined = None
+
+    @property
+    def joined(self):
+        if self._joined is None:
+            self._joined = "\x00".join(self.texts)
+        return self._joined
+
+
+def _tolerance(q):
+    """Half a unit in the last quoted digit: '2.3' -> 0.05, '1.2e5' -> 5000, '120' -> 0.5."""
+    q = q.replace(",", "").rstrip("%")
+    mant, _, exp = q.lower().partition("e")
+    decimals = len(mant.split(".", 1)[1]) if "." in mant else 0
+    scale = 10.0 ** int(exp) if exp else 1.0
+    return 0.5 * (10.0 ** -decimals) * scale * 1.0000001
+
+
+def _num(s):
+    try:
+        return float(s.replace(",", "").rstrip("%"))
+    except ValueError:
+        return None
+
+
+def _num_close(quoted, seen):
+    a, b = _num(quoted), _num(seen)
+    if a is None or b is None:
+        return False
+    if a == b:
+        return True
+    if (a < 0) != (b < 0):
+        return False
+    return abs(a - b) <= _tolerance(quoted)
+
+
+def _in_order(parts, text):
+    pos = 0
+    for p in parts:
+        i = text.find(p, pos)
+        if i < 0:
+            return False
+        pos = i + len(p)
+    return True
+
+
+def _fuzzy_pattern(part):
+    """Regex for a quote part in which every number may be any number (checked after)."""
+    out, nums, last = [], [], 0
+    for m in _NUM_RE.finditer(part):
+        out.append(re.escape(part[last:m.start()]))
+        out.append("(" + _NUM + ")")
+        nums.append(m.group(0))
+        last = m.end()
+    out.append(re.escape(part[last:]))
+    pat = "".join(out).replace(r"\ ", r"\s*")
+    return pat, nums
+
+
+def _fuzzy_found(part, sources, limit=2000):
+    pat, nums = _fuzzy_pattern(part)
+    if not nums:
+        return False
+    anchor = max((p.strip() for p in _NUM_RE.split(part)), key=len)
+    if anchor and anchor not in sources.joined:
+        return False
+    try:
+        rx = re.compile(pat)
+    except re.error:
+        return False
+    for text in sources.texts:
+        if anchor and anchor not in text:
+            continue
+        for k, m in enumerate(rx.finditer(text)):
+            if k > limit:
+                break
+            if all(_num_close(q, m.group(i + 1)) for i, q in enumerate(nums)):
+                return True
+    return False
+
+
+def _number_found(q, sources):
+    qn = q.replace(",", "").rstrip("%")
+    rx = re.compile(r"(?<![\w.])" + re.escape(q) + r"(?![\w])")
+    if rx.search(sources.joined):
+        return True
+    if _NUM_FULL.fullmatch(q) is None:
+        return False
+    for text in sources.texts:
+        for m in _NUM_RE.finditer(text):
+            if _num_close(qn, m.group(0)):
+                return True
+    return False
+
+
+_KV_QUOTE = re.compile(r"^['\"]?([\w./\-\[\]]+?)['\"]?\s*[=:]\s*['\"]?([^\s'\",;}]+)['\"]?[,;]?$")
+
+
+def _kv_found(q, sources):
+    """`lr=3e-3` for `lr: 3.0e-03`, `optimizer.lr: 0.001` for `  lr: 1.0e-3` (nested YAML)."""
+    m = _KV_QUOTE.match(q)
+    if not m:
+        return False
+    key = m.group(1).rsplit(".", 1)[-1]
+    value = m.group(2)
+    numeric = _NUM_FULL.fullmatch(value) is not None
+    vpat = "(" + _NUM + ")" if numeric else re.escape(value)
+    rx = re.compile(r"(?<![\w.])['\"]?" + re.escape(key) + r"['\"]?\s*[=:]\s*['\"]?" + vpat + r"(?![\w.])")
+    if key not in sources.joined:
+        return False
+    for text in sources.texts:
+        if key not in text:
+            continue
+        for mm in rx.finditer(text):
+            if not numeric or _num_close(value, mm.group(1)):
+                return True
+    return False
+
+
+def found(quote_text, kind, sources):
+    """True when the quote appears in one of the sources."""
+    q = normalise(quote_text).strip("'„«»「」『』")
+    if kind == "number":
+        return _number_found(q, sources)
+    variants = [q]
+    for v in (q.rstrip(".,;:"), _LINE_PREFIX.sub("", q, count=1)):
+        if v and v not in variants:
+            variants.append(v)
+    joined = sources.joined
+    for v in variants:
+        parts = [p for p in _ELLIPSIS.split(v) if p.strip(" .")]
+        if not parts:
+            return True
+        if len(parts) == 1:
+            if parts[0] in joined:
+                return True
+        elif any(_in_order(parts, t) for t in sources.texts):
+            return True
+    for v in variants[1:] + variants[:1]:
+        parts = [p for p in _ELLIPSIS.split(v) if p.strip(" .")]
+        if parts and all(p in joined or _fuzzy_found(p, sources) for p in parts):
+            return True
+    return any(_kv_found(v, sources) for v in variants)
