@@ -191,6 +191,8 @@ def _headline(cls: str, primary: Optional[Finding], stage: str, bundle: Bundle, 
                     f"such as the OOM killer or the scheduler)")
         return "unclear: no logs or metrics to diagnose"
     what = {"NaN": "NaN", "OOM": "Out of memory", "divergence": "Divergence", "stall": "Stall", "crash": "Crash"}[cls]
+    if cls == "stall" and primary is not None and primary.id.startswith("metric.plateau"):
+        what = "Not learning (stall)"
     at = f" at step {onset}" if onset is not None else ""
     rank = f" on rank {primary.rank}" if primary is not None and primary.rank is not None else ""
     head = f"{what}{at}{rank}"

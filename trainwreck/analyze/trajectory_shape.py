@@ -184,10 +184,19 @@ def plateau(points: Sequence[Point], name: str = "loss",
     """Flat loss: at chance level ln(K) (K from the config, else a common size), or flat all along."""
     fp = finite_points(points)
     n = len(fp)
-    if n < MIN_POINTS:
+    # A few points can still say "not learning": the loss sits exactly at a chance level thousands of steps
+    # into training (e.g. 6.906 ≈ ln(1000) at iteration 78000). Only chance level counts then, tightly.
+    late_few = 2 <= n < MIN_POINTS and fp[0][1].step is not None and fp[0][1].step >= 1000
+    if n < MIN_POINTS and not late_few:
         return []
     seg = fp[n // 2:] if n >= 2 * MIN_POINTS else fp
     flat = _flat([p.value for _, p in seg])
+    if late_few:
+        vals = [p.value for _, p in seg]
+        level = median(vals)
+        if not level or (max(vals) - min(vals)) > 0.01 * abs(level):
+            return []
+        flat = (level, MAD_SCALE * mad(vals, level))
     if flat is None:
         return []
     level, sigma = flat
@@ -199,15 +208,16 @@ def plateau(points: Sequence[Point], name: str = "loss",
              "check that the lr is non-zero and the optimizer holds the model's trainable parameters"]
     long_run = pb.step is not None and pb.step >= 1000
     base = f"{name} is flat at {level:.4g} (±{fmt(sigma)}) over {where_} ({len(seg)} points)"
+    tol = (lambda k: 0.005 * math.log(k)) if late_few else (lambda k: max(0.02 * math.log(k), 0.05))
     if k_config is not None:
         k, ksrc = k_config
-        if k >= 2 and abs(level - math.log(k)) <= max(0.02 * math.log(k), 0.05):
+        if k >= 2 and abs(level - math.log(k)) <= tol(k):
             claim = f"{base} ≈ ln({k}) = {math.log(k):.4g}: chance level for the {k} classes in the config"
             return [Finding("metric.plateau-chance", claim, DIRECT, 0.8 if long_run else 0.65, ev + [ksrc],
                             suggests="stall", role="symptom", stage="runtime", order=order_of(pa, a), fixes=fixes,
                             meaning="The model predicts the uniform distribution: it is not learning.")]
     else:
-        near = [(abs(level - math.log(k)), k) for k in COMMON_K if abs(level - math.log(k)) <= max(0.02 * math.log(k), 0.05)]
+        near = [(abs(level - math.log(k)), k) for k in COMMON_K if abs(level - math.log(k)) <= tol(k)]
         if near:
             k = min(near)[1]
             claim = (f"{base} ≈ ln({k}) = {math.log(k):.4g}, chance level if there are {k} classes "
@@ -215,6 +225,8 @@ def plateau(points: Sequence[Point], name: str = "loss",
             return [Finding("metric.plateau-chance", claim, HYPOTHESIS, 0.55 if long_run else 0.45, ev,
                             suggests="stall", role="symptom", stage="runtime", order=order_of(pa, a), fixes=fixes,
                             meaning="A loss stuck at ln(K) means uniform predictions over K classes: not learning.")]
+    if late_few:
+        return []
     if seg is not fp and _flat([p.value for _, p in fp]) is None:
         return []  # flat only at the end, not at chance: a converged run looks like this
     first = fp[0][1]

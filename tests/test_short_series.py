@@ -1,0 +1,38 @@
+"""Real reports often quote a handful of steps: a few points must still tell a blow-up or a chance plateau."""
+import json
+
+
+def diag(cli, d):
+    p = cli("diagnose", str(d), "--json", "--no-probe")
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout)
+
+
+def test_gradnorm_explosion_in_five_points_is_divergence(cli, tmp_path):
+    rows = [(1271, 0.55, 0.3), (1272, 1.13, 63.5), (1273, 2.35, 156), (1274, 2.28, 290), (1275, 2.28, 372)]
+    (tmp_path / "metrics.jsonl").write_text("".join(json.dumps({"step": s, "loss": lo, "grad_norm": g}) + "\n"
+                                                    for s, lo, g in rows))
+    rep = diag(cli, tmp_path)
+    assert rep["classification"] == "divergence"
+    assert rep["primary_cause"]["evidence"][0]["step"] == 1272
+
+
+def test_noisy_but_bounded_gradnorm_is_not_divergence(cli, tmp_path):
+    rows = [(i, 2.0 - i * 0.01, g) for i, g in enumerate([0.9, 1.4, 0.7, 2.5, 1.1, 0.8])]
+    (tmp_path / "metrics.jsonl").write_text("".join(json.dumps({"step": s, "loss": lo, "grad_norm": g}) + "\n"
+                                                    for s, lo, g in rows))
+    assert diag(cli, tmp_path)["classification"] == "unclear"
+
+
+def test_loss_at_ln1000_late_in_training_is_not_learning(cli, tmp_path):
+    (tmp_path / "train.log").write_text("Iteration 78000, loss = 6.90627\nIteration 78020, loss = 6.90712\n"
+                                        "Iteration 78040, loss = 6.90734\n")
+    rep = diag(cli, tmp_path)
+    assert rep["classification"] == "stall"
+    assert "ln(1000)" in rep["primary_cause"]["summary"]
+    assert rep["verification"]["skill"] == "init-loss-check"
+
+
+def test_early_loss_near_chance_is_not_a_plateau(cli, tmp_path):
+    (tmp_path / "train.log").write_text("step 10 loss=6.9071\nstep 20 loss=6.9050\nstep 30 loss=6.9012\n")
+    assert diag(cli, tmp_path)["classification"] == "unclear"
