@@ -76,6 +76,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=21)
     ap.add_argument("--mb", type=int, default=50)
+    ap.add_argument("--row", action="store_true", help="print one Markdown table row (for bench/run)")
     args = ap.parse_args()
     d = tempfile.mkdtemp(prefix="tw-hook-bench-")
     try:
@@ -93,6 +94,12 @@ def main():
              "The log shows `step 130 loss=nan lr=3.0`, so the root cause is the learning rate."),
         ]
         p50b, p95b = timings(["python3", "-c", "pass"], False, "", args.runs, env)
+        if args.row:
+            data = json.dumps(dict(base, last_assistant_message=cases[0][1]))
+            _p50, p95 = timings(cmd, True, data, args.runs, env)
+            print("| Stop hook p95, %d MB transcript, vs python3 -c pass | %.2f | ≤ 2 | %.0f ms vs %.0f ms |"
+                  % (args.mb, p95 / p95b, p95 * 1e3, p95b * 1e3))
+            return 0
         print("transcript: %.1f MB   runs per case: %d" % (os.path.getsize(tpath) / 1e6, args.runs))
         print("python3 -c pass          p50 %6.1f ms   p95 %6.1f ms" % (p50b * 1e3, p95b * 1e3))
         for name, msg in cases:
