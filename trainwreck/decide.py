@@ -407,6 +407,7 @@ def decide(bundle: Bundle, findings: List[Finding]) -> Diagnosis:
             d["meaning"] = f.meaning
         return d
 
+    setup = next((f.meaning.split(" · ") for f in findings if f.id == "context.stack" and f.meaning), [])
     terminal_json = []
     for f in terminal[:6]:
         d = fjson(f)
@@ -427,4 +428,5 @@ def decide(bundle: Bundle, findings: List[Finding]) -> Diagnosis:
         evidence_files=[r.to_json() for r in bundle.files],
         headline=headline,
         terminal_events=terminal_json,
+        setup=setup,
     )

@@ -147,6 +147,7 @@ class Diagnosis:
     terminal_events: List[Dict[str, Any]] = field(default_factory=list)
     metrics_summary: Dict[str, Any] = field(default_factory=dict)
     tool: Dict[str, Any] = field(default_factory=dict)
+    setup: List[str] = field(default_factory=list)  # e.g. ["fp16", "8 ranks"]
 
     def to_json(self) -> Dict[str, Any]:
         return {
@@ -158,6 +159,7 @@ class Diagnosis:
             "confidence": round(self.confidence, 3),
             "failure_stage": self.failure_stage,
             "stack": self.stack,
+            "setup": self.setup,
             "primary_cause": self.primary_cause,
             "causes": self.causes,
             "contributing_factors": self.contributing_factors,

@@ -54,7 +54,7 @@ def _quote(ev: Dict[str, Any], width: int) -> Optional[str]:
 def terminal(d: Dict[str, Any], width: Optional[int] = None) -> str:
     w = width or _width()
     run = d.get("target") or d.get("run") or ""
-    head = ["trainwreck", run] + ([" + ".join(d["stack"][:4])] if d.get("stack") else [])
+    head = ["trainwreck", run] + ([" + ".join(d["stack"][:4])] if d.get("stack") else []) + list(d.get("setup") or [])
     out: List[str] = [" · ".join(head), ""]
     title = d.get("headline") or d["classification"]
     conf = f"confidence {d['confidence']:.2f}"

@@ -41,8 +41,39 @@ def detect(bundle: Bundle) -> List[Finding]:
     for name, words in _MARKERS:
         if name not in found and any(w in blob for w in words):
             found[name] = name
-    if not found:
+    setup = _setup(bundle, blob)
+    if not found and not setup:
         return []
     display = ["PyTorch"] + [n for n, _ in _MARKERS if n != "PyTorch"]
     stack = [found[n] for n in display if n in found]
-    return [Finding(id="context.stack", claim=", ".join(stack), role="context", confidence=1.0, stack=stack)]
+    f = Finding(id="context.stack", claim=", ".join(stack + setup), role="context", confidence=1.0, stack=stack)
+    f.meaning = " · ".join(setup)
+    return [f]
+
+
+_RANK = re.compile(r"\[rank(\d{1,5})\]|\brank[ =:](\d{1,5})\b|\[default(\d{1,5})\]")
+_WORLD = re.compile(r"world[ _]size[\s=:]+(\d{1,6})")
+
+
+def _setup(bundle: Bundle, blob: str) -> List[str]:
+    """Precision and world size, when the config or the log says them: the facts a reader wants first."""
+    out = []
+    from .config_checks import _bf16, _fp16
+    if _fp16(bundle):
+        out.append("fp16")
+    elif _bf16(bundle):
+        out.append("bf16")
+    e = bundle.config("world_size", "num_gpus", "gpus", "nproc_per_node", "devices")
+    world = None
+    m = _WORLD.search(blob)
+    if m:
+        world = int(m.group(1))
+    elif e is not None and e.value.isdigit() and e.key.rsplit(".", 1)[-1] in ("world_size", "num_gpus"):
+        world = int(e.value)
+    else:
+        ranks = {int(next(g for g in m.groups() if g)) for m in _RANK.finditer(blob[:4 << 20])}
+        if len(ranks) > 1:
+            world = max(ranks) + 1
+    if world and world > 1:
+        out.append(f"{world} ranks")
+    return out
