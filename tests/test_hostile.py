@@ -30,7 +30,10 @@ def _check(cli, d, want=None, seconds=10):
 
 def test_binary_log_is_skipped_with_a_note(cli, tmp_path):
     (tmp_path / "train.log").write_bytes(os.urandom(1 << 20))
-    rep = _check(cli, tmp_path)
+    p = cli("diagnose", str(tmp_path), "--json", "--no-probe")
+    assert p.returncode == 2 and "looks binary" in p.stderr and "Traceback" not in p.stderr  # nothing else to read
+    (tmp_path / "stderr.txt").write_text(TB)
+    rep = _check(cli, tmp_path, "OOM")
     assert any("binary" in n for n in rep["notes"])
 
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Optional
 
 _CANON = [
@@ -24,6 +25,7 @@ _CANON = [
 ]
 
 
+@lru_cache(maxsize=4096)
 def canonical(name: str) -> Optional[str]:
     """The canonical name of a metric key, or None when it is not one trainwreck analyses."""
     key = name.strip().strip("'\"").lower()

@@ -10,7 +10,7 @@ from .analyze import analyze
 from .bundle import Bundle
 from .collect import collect
 from .decide import decide
-from .locate import Run, locate
+from .locate import NotFound, Run, locate
 from .model import Diagnosis, Finding
 
 OPTIONAL = {
@@ -39,6 +39,9 @@ def have(module: str) -> bool:
 def diagnose(path: Optional[str], cwd: Optional[str] = None, probe: bool = True) -> Result:
     run = locate(path, cwd)
     bundle = collect(run)
+    if not bundle.files:
+        why = "; ".join(bundle.notes[:3]) or "no logs, metrics, configs or checkpoints in it"
+        raise NotFound(f"nothing to diagnose in {run.target}: {why}")
     bundle.capabilities = {m: have(m) for m in OPTIONAL}
     findings: List[Finding] = []
     if probe:
@@ -56,8 +59,6 @@ def diagnose(path: Optional[str], cwd: Optional[str] = None, probe: bool = True)
         diag.metrics_summary = summarize(bundle)
     except Exception as exc:  # the summary is a convenience; the diagnosis stands without it
         bundle.note(f"metric summary unavailable ({type(exc).__name__})")
-    if not bundle.logs and not bundle.series and not bundle.configs:
-        diag.notes.append("no logs, metrics or configs were found in the run directory")
     if probe:
         diag.notes.extend(n for n in bundle.probes.get("notes", []) if n not in diag.notes)
     else:

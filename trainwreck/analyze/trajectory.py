@@ -20,9 +20,31 @@ WARMUP_KEYS = ("warmup_steps", "num_warmup_steps", "lr_warmup_steps", "warmup_it
 _STALL_METRICS = ("loss", "lr", "grad_norm", "throughput", "loss_scale")
 
 
+SHAPE_POINTS = 6000  # above this, shape statistics run on a bucketed series (each bucket's min and max)
+
+
+def decimate(points: List[Point], limit: int = SHAPE_POINTS) -> List[Point]:
+    """Keep long series cheap to analyse without losing what matters: per bucket, the lowest and the highest
+    point in their original order (spikes and troughs survive); every non-finite point is kept."""
+    n = len(points)
+    if n <= limit:
+        return points
+    k = -(-n // (limit // 2))
+    out: List[Point] = []
+    for b in range(0, n, k):
+        chunk = points[b:b + k]
+        fin = [p for p in chunk if is_finite(p.value)]
+        keep = {id(p) for p in chunk if not is_finite(p.value)}
+        if fin:
+            keep.add(id(min(fin, key=lambda p: p.value)))
+            keep.add(id(max(fin, key=lambda p: p.value)))
+        out.extend(p for p in chunk if id(p) in keep)
+    return out
+
+
 def _points(bundle, name: str) -> List[Point]:
     s = bundle.best_series(name)
-    return clean(s.points) if s is not None else []
+    return decimate(clean(s.points)) if s is not None else []
 
 
 def _onset_text(o: nf.Onset) -> str:

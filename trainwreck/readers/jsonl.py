@@ -17,7 +17,7 @@ from ..redact import redact
 from ..safeio import COUNT_LIMIT, open_regular, pread
 
 ORDER = 30
-FULL_PARSE_LIMIT = 8 << 20
+FULL_PARSE_LIMIT = 2 << 20
 TAIL_ENTRIES = 200
 SAMPLES = 4000
 CHUNK = 8 << 20
