@@ -36,3 +36,18 @@ def test_loss_at_ln1000_late_in_training_is_not_learning(cli, tmp_path):
 def test_early_loss_near_chance_is_not_a_plateau(cli, tmp_path):
     (tmp_path / "train.log").write_text("step 10 loss=6.9071\nstep 20 loss=6.9050\nstep 30 loss=6.9012\n")
     assert diag(cli, tmp_path)["classification"] == "unclear"
+
+
+def test_bare_exception_line_without_traceback_is_a_crash(cli, tmp_path):
+    (tmp_path / "train.log").write_text(
+        "loading data\n[rank0]: ValueError: Expected input batch_size (32) to match target batch_size (16).\n"
+        "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 0 (pid: 9) of binary\n")
+    rep = diag(cli, tmp_path)
+    assert rep["classification"] == "crash"
+    assert "ValueError" in rep["primary_cause"]["summary"]
+    assert rep["primary_cause"]["evidence"][0]["line"] == 2
+
+
+def test_warnings_are_not_exceptions(cli, tmp_path):
+    (tmp_path / "train.log").write_text("UserWarning: this is deprecated\nstep 1 loss=2.3\nstep 2 loss=2.2\n")
+    assert diag(cli, tmp_path)["classification"] == "unclear"

@@ -52,7 +52,7 @@ def detect(bundle: Bundle) -> List[Finding]:
 
 
 _RANK = re.compile(r"\[rank(\d{1,5})\]|\brank[ =:](\d{1,5})\b|\[default(\d{1,5})\]")
-_WORLD = re.compile(r"world[ _]size[\s=:]+(\d{1,6})")
+_WORLD = re.compile(r"world[ _]size\s*[=:]\s*(\d{1,6})\b")
 
 
 def _setup(bundle: Bundle, blob: str) -> List[str]:

@@ -1,0 +1,40 @@
+"""A Python exception line with no traceback around it (`AssertionError: …` alone, as excerpts and some
+launchers print it) is still the run's error: the last such line of each log, as a crash."""
+from __future__ import annotations
+
+import re
+from typing import List
+
+from ..bundle import Bundle
+from ..model import DIRECT, Finding
+
+# rank / logging prefixes a line may carry before the exception text
+_PREFIX = re.compile(r"^(?:\[(?:rank|default)?\d+\]:?\s*|\[\d+,\d+\]<std(?:err|out)>:\s*|\d+: )")
+_EXC = re.compile(r"^(?:[a-z_][\w]*\.)*(?P<type>[A-Z]\w*(?:Error|Exception))(?P<sep>: |$)(?P<msg>.*)")
+_NOT_FATAL = ("Warning", "DeprecationWarning")
+
+
+def detect(bundle: Bundle) -> List[Finding]:
+    out: List[Finding] = []
+    for log in bundle.logs:
+        last = None
+        for line in log.head + log.lines:
+            t = line.text
+            if len(t) > 2000 or ("Error" not in t and "Exception" not in t):
+                continue
+            m = _EXC.match(_PREFIX.sub("", t, count=1))
+            if m and not m.group("type").endswith(_NOT_FATAL):
+                last = (line, m)
+        if last is None:
+            continue
+        line, m = last
+        msg = m.group("msg").strip()
+        claim = f"{m.group('type')}: {msg[:160]}" if msg else m.group("type")
+        out.append(Finding(
+            id="log.exception-line", claim=claim + " (the log's last exception line; no traceback around it)",
+            label=DIRECT, confidence=0.6, evidence=[line.source()], suggests="crash", role="cause",
+            stage=None, order=None,
+            fixes=["get the full traceback: rerun with the failing rank's stderr captured (torchrun --redirects 3 "
+                   "--log-dir logs, or PYTHONFAULTHANDLER=1)"],
+            verify_skill="debug"))
+    return out
