@@ -51,3 +51,33 @@ def test_bare_exception_line_without_traceback_is_a_crash(cli, tmp_path):
 def test_warnings_are_not_exceptions(cli, tmp_path):
     (tmp_path / "train.log").write_text("UserWarning: this is deprecated\nstep 1 loss=2.3\nstep 2 loss=2.2\n")
     assert diag(cli, tmp_path)["classification"] == "unclear"
+
+
+def test_loss_and_accuracy_at_chance_over_a_few_epochs(cli, tmp_path):
+    (tmp_path / "train.log").write_text("".join(
+        f"Epoch: [{e}/100], Loss: {lo}, Accuracy: {a}, Test Loss: {tl}, Test Accuracy: 10.0\n"
+        for e, lo, a, tl in [(1, 2.3297, 10.17, 2.3085), (2, 2.3074, 10.07, 2.3043), (3, 2.3041, 10.18, 2.3037)]))
+    rep = diag(cli, tmp_path)
+    assert rep["classification"] == "stall" and "ln(10)" in rep["primary_cause"]["summary"]
+    assert rep["headline"].startswith("Not learning")
+
+
+def test_loss_rising_every_epoch_is_divergence(cli, tmp_path):
+    (tmp_path / "train.log").write_text("".join(
+        f"370784/370784 [====] - 6702s - loss: {lo} - acc: 0.38\n" for lo in (1.9, 1.8887, 1.9986, 2.0482, 2.1057)))
+    assert diag(cli, tmp_path)["classification"] == "divergence"
+
+
+def test_fastai_table_rows_are_read(cli, tmp_path):
+    (tmp_path / "train.log").write_text("epoch\ttrain_loss\tvalid_loss\taccuracy\n1\t2.760716\t2.756633\t0.442434\n"
+                                        "2\t6.228361\t6.220452\t0.076458\n")
+    rep = diag(cli, tmp_path)
+    assert rep["classification"] == "divergence"
+    assert rep["metrics_summary"]["loss"]["n"] == 2
+
+
+def test_huge_but_finite_grad_norm_is_divergence(cli, tmp_path):
+    (tmp_path / "train.log").write_text("".join(
+        f"{{'loss': {11.3 + i * 0.01:.2f}, 'grad_norm': {g}, 'learning_rate': 1e-05, 'epoch': {i / 10:.1f}}}\n"
+        for i, g in enumerate([3.8e12, 9.1e12, 2.2e13, 7.9e13, 1.4e14])))
+    assert diag(cli, tmp_path)["classification"] == "divergence"

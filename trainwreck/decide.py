@@ -191,7 +191,7 @@ def _headline(cls: str, primary: Optional[Finding], stage: str, bundle: Bundle, 
                     f"such as the OOM killer or the scheduler)")
         return "unclear: no logs or metrics to diagnose"
     what = {"NaN": "NaN", "OOM": "Out of memory", "divergence": "Divergence", "stall": "Stall", "crash": "Crash"}[cls]
-    if cls == "stall" and primary is not None and primary.id.startswith("metric.plateau"):
+    if cls == "stall" and primary is not None and primary.id.startswith(("metric.plateau", "metric.chance")):
         what = "Not learning (stall)"
     at = f" at step {onset}" if onset is not None else ""
     rank = f" on rank {primary.rank}" if primary is not None and primary.rank is not None else ""
@@ -382,7 +382,7 @@ def decide(bundle: Bundle, findings: List[Finding]) -> Diagnosis:
         fx["rank"] = i
 
     skill = (primary.verify_skill if primary and primary.verify_skill else DEFAULT_SKILL[cls])
-    if cls == "stall" and primary is not None and primary.id.startswith("metric.plateau"):
+    if cls == "stall" and primary is not None and primary.id.startswith(("metric.plateau", "metric.chance")):
         skill = "init-loss-check"
     verification = {"skill": skill, "command": _verify_command(cls, primary, bundle, onset, ckpt)}
     if ckpt and cls in ("NaN", "divergence"):

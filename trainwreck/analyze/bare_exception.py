@@ -12,6 +12,9 @@ from ..model import DIRECT, Finding
 _PREFIX = re.compile(r"^(?:\[(?:rank|default)?\d+\]:?\s*|\[\d+,\d+\]<std(?:err|out)>:\s*|\d+: )")
 _EXC = re.compile(r"^(?:[a-z_][\w]*\.)*(?P<type>[A-Z]\w*(?:Error|Exception))(?P<sep>: |$)(?P<msg>.*)")
 _NOT_FATAL = ("Warning", "DeprecationWarning")
+# launcher summaries repeat a child's failure; they are not the failure (the catalog reads their exit codes)
+_LAUNCHER = {"ChildFailedError", "CalledProcessError", "SubprocessError", "ProcessExitedException",
+             "ProcessRaisedException"}
 
 
 def detect(bundle: Bundle) -> List[Finding]:
@@ -23,7 +26,7 @@ def detect(bundle: Bundle) -> List[Finding]:
             if len(t) > 2000 or ("Error" not in t and "Exception" not in t):
                 continue
             m = _EXC.match(_PREFIX.sub("", t, count=1))
-            if m and not m.group("type").endswith(_NOT_FATAL):
+            if m and not m.group("type").endswith(_NOT_FATAL) and m.group("type") not in _LAUNCHER:
                 last = (line, m)
         if last is None:
             continue

@@ -33,6 +33,12 @@ def read(bundle, entry, ctx) -> None:
         from ..textmetrics import extract
     except ImportError:  # pragma: no cover - textmetrics ships with the package
         return
+    from ..texttables import rows
+    for part in (log.head, log.lines):
+        for line, step, values in rows(part):
+            for name, value in values.items():
+                src = Source(line.path, line.line, line.text, step=step, metric=name, value=value, byte=line.byte)
+                bundle.add_point(name, line.path, Point(step, value, src))
     for line in list(log.head) + list(log.lines):
         text = line.text
         if len(text) > 2000:

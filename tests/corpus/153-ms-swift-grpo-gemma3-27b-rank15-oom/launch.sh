@@ -1,0 +1,28 @@
+uv run torchrun --nproc_per_node=$ARNOLD_WORKER_GPU \
+                --nnodes=$ARNOLD_WORKER_NUM \
+                --master_addr=$ARNOLD_WORKER_0_HOST \
+                --master_port=$(echo "$ARNOLD_WORKER_0_PORT" | cut -d "," -f 1) \
+                --node_rank=$ARNOLD_ID \swift/cli/rlhf.py \
+                --rlhf_type grpo \
+                --model gemma3_27b_it \
+                --model_type gemma3_vision \
+                --train_type full \
+                --dataset ./grpo.jsonl \
+                --split_dataset_ratio 0 \
+                --external_plugins examples/train/grpo/plugin/plugin.py \
+                --reward_funcs soft_overlong \
+                --soft_cache_length 128 \
+                --soft_max_length 640 \
+                --use_vllm true \
+                --vllm_mode colocate \
+                --vllm_gpu_memory_utilization 0.4 \
+                --vllm_tensor_parallel_size 4 \
+                 --offload_optimizer true \
+                 --offload_model true \
+                --torch_dtype bfloat16 \
+                --max_length 4096 \
+                --max_model_len 4096 \
+                --max_steps 20 \
+                --repetition_penalty 1.1 \
+                --per_device_train_batch_size 1 \
+                --per_device_eval_batch_size 1 \

@@ -1,0 +1,64 @@
+"""Chance level seen from two sides: a loss at ln(K) *and* an accuracy at 1/K is a model that predicts nothing.
+
+The plateau detector needs a long, flat loss series; epoch-level logs often give four or five points. When the
+loss (train or validation) sits at ln(K) and the accuracy at the matching 1/K, few points are enough.
+"""
+from __future__ import annotations
+
+import math
+from statistics import median
+from typing import List, Optional, Tuple
+
+from ..bundle import Bundle
+from ..model import DIRECT, Finding
+from .trajectory_shape import COMMON_K, config_classes
+
+
+def _last(bundle: Bundle, name: str, n: int = 5):
+    s = bundle.best_series(name)
+    if not s:
+        return []
+    if any(not math.isfinite(p.value) for p in s.points):
+        return None
+    return s.points[-n:]
+
+
+def _k_for(level: float, ks) -> Optional[int]:
+    near = [(abs(level - math.log(k)), k) for k in ks if k >= 2 and abs(level - math.log(k)) <= 0.01 * math.log(k)]
+    return min(near)[1] if near else None
+
+
+def detect(bundle: Bundle) -> List[Finding]:
+    cfg = config_classes(bundle)
+    ks: Tuple[int, ...] = (cfg[0],) if cfg else COMMON_K
+    acc = _last(bundle, "accuracy")
+    for name in ("eval_loss", "loss"):
+        pts = _last(bundle, name)
+        if not pts or len(pts) < 2:
+            continue
+        level = median(p.value for p in pts)
+        k = _k_for(level, ks)
+        if k is None:
+            continue
+        flat = pts[-1].value >= 0.99 * pts[0].value
+        acc_ok = False
+        if acc:
+            a = median(p.value for p in acc)
+            chance = 100.0 / k if max(p.value for p in acc) > 1.5 else 1.0 / k
+            acc_ok = abs(a - chance) <= max(0.25 * chance, 0.01 if chance < 1 else 1.0)
+        late = pts[-1].step is not None and pts[-1].step >= 1000  # at step 10 a loss of ln(K) is expected
+        if not (acc_ok or (flat and len(pts) >= 3 and late)):
+            continue
+        claim = (f"{name} stays at {level:.4g} ≈ ln({k}) = {math.log(k):.4g}"
+                 + (f" and accuracy at {median(p.value for p in acc):.4g} ≈ chance (1/{k})" if acc_ok else "")
+                 + f": the model predicts uniformly over {k} classes, it is not learning"
+                 + ("" if cfg else f" (K={k} inferred from the loss, not from the config)"))
+        ev = [pts[0].source, pts[-1].source] + ([acc[-1].source] if acc_ok else []) + ([cfg[1]] if cfg else [])
+        return [Finding(
+            id="metric.chance-level", claim=claim, label=DIRECT, confidence=0.75 if acc_ok else 0.55, evidence=ev,
+            suggests="stall", role="symptom", stage="runtime", order=pts[0].step, verify_skill="init-loss-check",
+            fixes=["overfit one small batch: the loss must fall far below ln(K) within ~100 steps",
+                   "check that labels line up with inputs (shuffle, collate, label column) and the number of classes",
+                   "check the lr is non-zero and the optimizer holds the model's trainable parameters"],
+            meaning="Cross-entropy at ln(K) with accuracy at 1/K: uniform predictions.")]
+    return []

@@ -1,0 +1,79 @@
+"""Metric tables printed as text: a header of column names, then rows of numbers (fastai's fit table,
+`epoch  train_loss  valid_loss  accuracy`, pandas-style dumps, `|`-separated progress tables).
+
+A row line carries no names, so the per-line parser cannot read it; this pass pairs rows with their header.
+"""
+from __future__ import annotations
+
+import math
+import re
+from typing import Dict, Iterator, List, Optional, Tuple
+
+from .metricnames import canonical
+from .model import Line
+
+_SPLIT = re.compile(r"\t+|\s{2,}|\s*\|\s*")
+_NAME = re.compile(r"^[A-Za-z_][\w/.\-]*$")
+_STEP_COLS = {"step", "iter", "iteration", "global_step", "steps", "update", "updates"}  # not epochs
+
+
+def _cells(text: str) -> List[str]:
+    return [c for c in _SPLIT.split(text.strip()) if c]
+
+
+def _num(cell: str) -> Optional[float]:
+    c = cell.strip().lower()
+    if c in ("nan", "inf", "-inf", "+inf", "infinity", "-infinity"):
+        return float(c.replace("infinity", "inf"))
+    try:
+        return float(c)
+    except ValueError:
+        return None
+
+
+def _header(text: str) -> Optional[List[str]]:
+    cells = _cells(text)
+    if len(cells) < 2 or len(cells) > 30 or not all(_NAME.match(c) for c in cells):
+        return None
+    if not any(canonical(c) for c in cells):
+        return None
+    return cells
+
+
+def rows(lines: List[Line]) -> Iterator[Tuple[Line, Optional[int], Dict[str, float]]]:
+    """(row line, step, {canonical metric: value}) for every table row found under a metric header."""
+    header: Optional[List[str]] = None
+    for line in lines:
+        text = line.text
+        if len(text) > 400:
+            header = None
+            continue
+        h = _header(text) if any(ch.isalpha() for ch in text) else None
+        if h:
+            header = h
+            continue
+        if header is None:
+            continue
+        cells = _cells(text)
+        if len(cells) != len(header):
+            header = None if cells else header
+            continue
+        values: Dict[str, float] = {}
+        step = None
+        numeric = 0
+        for name, cell in zip(header, cells):
+            v = _num(cell)
+            if v is None:
+                continue
+            numeric += 1
+            if name.lower() in _STEP_COLS and math.isfinite(v) and step is None:
+                step = int(v)
+                continue
+            c = canonical(name)
+            if c and c not in values:
+                values[c] = v
+        if numeric * 2 < len(cells):  # mostly words: not a row of this table
+            header = None
+            continue
+        if values:
+            yield line, step, values
