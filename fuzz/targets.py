@@ -55,6 +55,17 @@ def text_metrics(data: bytes) -> None:
         extract(line)
 
 
+def text_tables(data: bytes) -> None:
+    from trainwreck.texttables import rows
+    list(rows([Line("f.log", i, t) for i, t in enumerate(_text(data).splitlines()[:2000], 1)]))
+
+
+def trainer_state(data: bytes) -> None:
+    from trainwreck.bundle import Bundle
+    from trainwreck.readers.trainer_state import _entries
+    _entries(Bundle("/", "/"), "trainer_state.json", _text(data), 1)
+
+
 def tracebacks(data: bytes) -> None:
     from trainwreck.tracebacks import summarize
     summarize([Line("f.log", i, t) for i, t in enumerate(_text(data).splitlines()[:2000], 1)])
@@ -84,7 +95,7 @@ def run_dir(data: bytes) -> None:
 
 
 TARGETS = {f.__name__: f for f in (yaml_config, jsonl_record, jsonl_scan, redact, log_lines, text_metrics,
-                                    tracebacks, catalog_yaml, run_dir)}
+                                    text_tables, trainer_state, tracebacks, catalog_yaml, run_dir)}
 
 SEEDS = [
     b"model:\n  lr: 3e-3\n  layers:\n    - 1\n    - name: x\n",
@@ -94,4 +105,6 @@ SEEDS = [
     b"\nDuring handling of the above exception, another exception occurred:\n\nRuntimeError: y\n",
     b"OPENAI_API_KEY=sk-proj-abcdefghijklmnopqrstuvwxyz https://u:p@h.org/ password: hunter2\n",
     b" iteration      100/  500000 | lm loss: 7.1E+00 | loss scale: 65536.0 | grad norm: 1.2 |\n",
+    b"epoch\ttrain_loss\tvalid_loss\taccuracy\n1\t2.76\t2.75\t0.44\n2\tnan\t6.22\t0.07\n",
+    b'{"log_history": [\n  {\n    "loss": NaN,\n    "step": 1\n  },\n  {"loss": 2.0, "step": 2}]}',
 ]
