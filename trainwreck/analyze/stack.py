@@ -51,8 +51,7 @@ def detect(bundle: Bundle) -> List[Finding]:
     return [f]
 
 
-_RANK = re.compile(r"\[rank(\d{1,5})\]|\brank[ =:](\d{1,5})\b|\[default(\d{1,5})\]")
-_WORLD = re.compile(r"world[ _]size\s*[=:]\s*(\d{1,6})\b")
+_WORLD = re.compile(r"world[ _]size\s*[=:]?\s*(\d{1,6})\b(?!\s*[!=<>*])")
 
 
 def _setup(bundle: Bundle, blob: str) -> List[str]:
@@ -71,7 +70,14 @@ def _setup(bundle: Bundle, blob: str) -> List[str]:
     elif e is not None and e.value.isdigit() and e.key.rsplit(".", 1)[-1] in ("world_size", "num_gpus"):
         world = int(e.value)
     else:
-        ranks = {int(next(g for g in m.groups() if g)) for m in _RANK.finditer(blob[:4 << 20])}
+        from .signatures import parse_rank
+        ranks = set()
+        for i, line in enumerate(bundle.all_lines()):
+            if i >= 20000:
+                break
+            r = parse_rank(line.text[:200])
+            if r is not None:
+                ranks.add(r)
         if len(ranks) > 1:
             world = max(ranks) + 1
     if world and world > 1:
