@@ -112,3 +112,11 @@ def test_config_entries_cite_lines(tmp_path):
     b = collect(locate(str(tmp_path)))
     e = b.config("fp16")
     assert (e.path, e.line, e.value) == (".hydra/config.yaml", 2, "true")
+
+
+def test_rollback_picks_the_last_intact_checkpoint_before_the_grad_norm_spike(cli):
+    from twtest import EXAMPLES
+    p = cli("rollback", os.path.join(EXAMPLES, "nan-fp16"), "--json")
+    r = json.loads(p.stdout)
+    assert r["classification"] == "NaN" and r["onset_step"] == 350  # the grad-norm spike, before the NaN at 400
+    assert r["rollback_to"]["path"] == "checkpoints/step_300.pt"

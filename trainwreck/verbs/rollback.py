@@ -25,8 +25,9 @@ def plan(result) -> dict:
     onset = None
     prim = next((f for f in result.findings if f.id == (d.primary_cause or {}).get("id")), None)
     onset = _onset(d.classification, prim, [f for f in result.findings if f.suggests == d.classification])
+    precursor = ("spike", "collapse", "before-nan", "divergence", "explosion", "blowup")
     for f in result.findings:  # an earlier precursor (grad-norm spike, loss spike) moves the onset back
-        if f.role in ("cause", "factor") and f.id.startswith("metric.") and f.order is not None:
+        if f.id.startswith("metric.") and any(w in f.id for w in precursor) and f.order is not None:
             if onset is None or f.order < onset:
                 onset = int(f.order)
     ck = _rollback(b, onset)
