@@ -180,3 +180,12 @@ def test_file_deleted_between_listing_and_reading(tmp_path):
     b = Bundle(str(tmp_path), str(tmp_path))
     with pytest.raises(Skip):
         logs.read(b, e, Context(b, time.monotonic() + 5))
+
+
+def test_log_cut_mid_traceback_says_so(cli, tmp_path):
+    (tmp_path / "train.log").write_text(
+        'step 1 loss=2.3\nTraceback (most recent call last):\n  File "train.py", line 50, in <module>\n    main()\n'
+        '  File "train.py", line 40, in main\n    out = model(x)\n')
+    rep = _check(cli, tmp_path, "unclear")
+    assert "cut off mid-traceback" in rep["headline"]
+    assert "line 6" in rep["contributing_factors"][0]["summary"] or "line 5" in rep["contributing_factors"][0]["summary"]

@@ -180,10 +180,15 @@ def _order_key(f: Finding) -> Tuple[int, float]:
     return (0 if f.order is not None else 1, f.order if f.order is not None else 0.0)
 
 
-def _headline(cls: str, primary: Optional[Finding], stage: str, bundle: Bundle, onset: Optional[int]) -> str:
+def _headline(cls: str, primary: Optional[Finding], stage: str, bundle: Bundle, onset: Optional[int],
+              _truncated: Optional[Finding] = None) -> str:
     where = {"startup": "at startup", "compile": "while compiling the graph", "runtime": "during training",
              "checkpoint": "while saving or loading a checkpoint", "evaluation": "during evaluation"}.get(stage, "")
     if cls == "unclear":
+        if primary is None and _truncated is not None:
+            line = _truncated.evidence[0].line if _truncated.evidence else None
+            return (f"unclear: the log is cut off mid-traceback{f' at line {line}' if line else ''}; the exception "
+                    "that ended the run is not in it")
         steps = [p.step for ss in bundle.series.values() for x in ss for p in x.points if p.step is not None]
         if bundle.logs or steps:
             at = f" at step {max(steps)}" if steps else ""
@@ -260,7 +265,11 @@ def _verify_command(cls: str, primary: Optional[Finding], bundle: Bundle, onset:
             "dmesg -T | grep -i -E 'killed process|out of memory'; sacct -j <jobid> --format=State,ExitCode,MaxRSS")
 
 
-def _next_probe(bundle: Bundle) -> str:
+def _next_probe(bundle: Bundle, truncated: Optional[Finding] = None) -> str:
+    if truncated is not None:
+        return ("the traceback is cut off, so its exception (the actual error) is missing: find the complete stderr "
+                "of that process (the rank's own log, the scheduler's .err file, torchrun --redirects/--log-dir "
+                f"output) or rerun to reproduce. What is visible: {truncated.claim}")
     if not bundle.logs and not bundle.series:
         return "no logs or metrics were found: point trainwreck at the job's stdout/stderr capture (e.g. slurm-*.out)"
     ends = []
@@ -356,6 +365,7 @@ def decide(bundle: Bundle, findings: List[Finding]) -> Diagnosis:
         conf += 0.05
     conf = max(0.05, min(0.97, conf)) if cls != "unclear" else round(max(scores.values(), default=0.1), 2)
 
+    truncated = next((f for f in findings if f.id == "traceback.truncated"), None)
     fixes: List[dict] = []
     seen = set()
 
@@ -385,13 +395,16 @@ def decide(bundle: Bundle, findings: List[Finding]) -> Diagnosis:
     if cls == "stall" and primary is not None and primary.id.startswith(("metric.plateau", "metric.chance")):
         skill = "init-loss-check"
     verification = {"skill": skill, "command": _verify_command(cls, primary, bundle, onset, ckpt)}
+    if cls == "unclear" and truncated is not None and truncated.evidence:
+        verification["command"] = (f"ls -la {shlex.quote(bundle.target)}  # look for the rest of the stderr "
+                                   f"(*.err, rank logs); tail -n 40 {shlex.quote(truncated.evidence[0].path)}")
     if ckpt and cls in ("NaN", "divergence"):
         verification["checkpoint"] = ckpt["path"]
     if cls == "unclear":
-        verification["next_probe"] = _next_probe(bundle)
+        verification["next_probe"] = _next_probe(bundle, truncated)
 
     notes = list(bundle.notes)
-    headline = _headline(cls, primary, stage, bundle, onset)
+    headline = _headline(cls, primary, stage, bundle, onset, truncated)
 
     def fjson(f: Finding) -> dict:
         d = f.cause_json()
