@@ -339,6 +339,13 @@ def decide(bundle: Bundle, findings: List[Finding]) -> Diagnosis:
     terminal = [f for f in findings if f.suggests and f.suggests != cls and f.role in ("cause", "symptom", "terminal")
                 and ROLE_WEIGHT.get(f.role, 0) > 0]
     terminal.sort(key=_order_key)
+    unique_terminal, seen_t = [], set()
+    for f in terminal:  # one line of evidence is one event, however many detectors saw it
+        key = (f.evidence[0].path, f.evidence[0].line) if f.evidence else id(f)
+        if key not in seen_t:
+            seen_t.add(key)
+            unique_terminal.append(f)
+    terminal = unique_terminal
     context = [f for f in findings if f.role == "context" and f.id != "context.stack"]
 
     stage = (primary.stage if primary and primary.stage else None)

@@ -87,6 +87,10 @@ class ConfigEntry:
     value: str  # the raw scalar text (after redaction)
     line: int
     path: str
+    text: str = ""  # the config line verbatim (after redaction)
+
+    def source(self) -> "Source":
+        return Source(self.path, self.line, self.text or f"{self.key.rsplit('.', 1)[-1]}: {self.value}")
 
 
 @dataclass

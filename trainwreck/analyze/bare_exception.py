@@ -21,13 +21,18 @@ def detect(bundle: Bundle) -> List[Finding]:
     out: List[Finding] = []
     for log in bundle.logs:
         last = None
+        since_tb = 10 ** 9  # lines since the last "Traceback (most recent call last):" header
         for line in log.head + log.lines:
             t = line.text
+            since_tb += 1
+            if "Traceback (most recent call last)" in t:
+                since_tb = 0
+                continue
             if len(t) > 2000 or ("Error" not in t and "Exception" not in t):
                 continue
             m = _EXC.match(_PREFIX.sub("", t, count=1))
             if m and not m.group("type").endswith(_NOT_FATAL) and m.group("type") not in _LAUNCHER:
-                last = (line, m)
+                last = (line, m) if since_tb > 300 else None  # inside a traceback: the traceback detector's
         if last is None:
             continue
         line, m = last

@@ -13,7 +13,7 @@ _NULL = {"", "null", "none", "~", "0", "0.0", "false"}
 
 
 def _src(e: ConfigEntry) -> Source:
-    return Source(e.path, e.line, f"{e.key.rsplit('.', 1)[-1]}: {e.value}" if e.value else e.key)
+    return e.source()
 
 
 def _num(e: Optional[ConfigEntry]) -> Optional[float]:

@@ -86,7 +86,7 @@ def detect(bundle) -> List[Finding]:
         out.extend(shape.spikes(grad, "grad_norm", limit=2, skip_unrecovered=onset is not None))
 
     warm = bundle.config(*WARMUP_KEYS)
-    warm_src = Source(warm.path, warm.line, f"{warm.key.rsplit('.', 1)[-1]}: {warm.value}") if warm else None
+    warm_src = warm.source() if warm else None
     out.extend(sched.lr_anomalies(_points(bundle, "lr"), unstable=onset is not None or bool(div),
                                   warmup_cfg=warm_src))
 

@@ -250,4 +250,4 @@ def config_classes(bundle) -> Optional[Tuple[int, Source]]:
         return None
     if k < 2:
         return None
-    return k, Source(e.path, e.line, f"{e.key.rsplit('.', 1)[-1]}: {e.value}")
+    return k, e.source()

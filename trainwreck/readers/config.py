@@ -27,7 +27,8 @@ def read(bundle, entry, ctx) -> None:
             if entry.rel.endswith("overrides.yaml") and "=" in val:
                 k, _, v = unquote(val).partition("=")
                 key, val = k.lstrip("+~"), v
-            entries.append(ConfigEntry(key, redact(unquote(val.strip())), n, rel))
+            raw = lines[n - 1].rstrip("\r") if 0 < n <= len(lines) else ""
+            entries.append(ConfigEntry(key, redact(unquote(val.strip())), n, rel, redact(raw)))
     except (ValueError, IndexError, RecursionError):
         bundle.note(f"{rel}: could not be parsed as YAML; skipped")
     if not entries and lines:
