@@ -67,6 +67,21 @@ def _same_event(a: Finding, b: Finding, span: int = 12) -> bool:
     return a.rank is None or b.rank is None or a.rank == b.rank
 
 
+_WRAPPER = re.compile(r"(?i)exited with non-zero (?:exit )?(?:status|code)|returned non-zero exit status|"
+                      r"died with <Signals\.|non-zero exit status \d+|exited with (?:return )?code [1-9]")
+
+
+def _demote_wrappers(findings: List[Finding]) -> List[Finding]:
+    """An exception that only says a child process failed ("Step 1 exited with non-zero status 1",
+    CalledProcessError) is the launcher reporting, not the failure: it becomes context, so the child's own
+    error (or `unclear`, with the probe to find it) decides."""
+    for f in findings:
+        if f.suggests == "crash" and not f.signature and _WRAPPER.search(f.claim):
+            f.role, f.suggests = "context", None
+            f.claim = f"{f.claim} — a launcher reporting that a child process failed; the child's own error is elsewhere"
+    return findings
+
+
 def _fold_timeouts(findings: List[Finding]) -> List[Finding]:
     """An error raised by a collective that timed out IS the timeout: when a timeout (stall, usually marked
     terminal) and a generic crash cite the same event, the timeout explains it and the run is a stall."""
@@ -300,6 +315,7 @@ def _fix_topic(text: str) -> str:
 def decide(bundle: Bundle, findings: List[Finding]) -> Diagnosis:
     findings = _merge_traceback_signatures(findings)
     findings = _fold_timeouts(findings)
+    findings = _demote_wrappers(findings)
     scores, by_class = _score(bundle, findings)
     cls = _pick(scores, by_class, bundle)
     stack: List[str] = []

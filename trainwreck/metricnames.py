@@ -9,7 +9,7 @@ _CANON = [
     ("eval_loss", re.compile(r"^(?:eval|val|valid|validation|test)[_/ \-.]?(?:lm[_ ])?loss(?:[_/\-.]?(?:epoch|step))?$"
                              r"|^loss[_/\-.](?:eval|val|valid|validation)$")),
     ("loss", re.compile(r"^(?:train(?:ing)?[_/ \-.]?)?(?:lm[ _]|total[_ ]|avg[_ ]|mean[_ ])?loss(?:[_/\-.]?(?:step|epoch|train|avg|mean))?$"
-                        r"|^train[_/]loss[_/\-.]?(?:step|epoch)?$|^objective$")),
+                        r"|^train[_/]loss[_/\-.]?(?:step|epoch)?$|^objective$|^cross[_ ]?entropy$|^xent$|^nll(?:_loss)?$")),
     ("grad_norm", re.compile(r"^(?:train[_/])?(?:global[_ ])?(?:grad|gradient)[_ \-.]?norm(?:[_/\-.]?(?:total|global|l2))?$"
                              r"|^(?:grad|gradient)s?[_/\-.]norm$|^gnorm$|^total[_ ]norm$|^grad_norm/total$")),
     ("lr", re.compile(r"^(?:train[_/])?(?:lr|learning[_ \-]?rate)(?:[_/\-.].*)?$|^lr-.*$")),

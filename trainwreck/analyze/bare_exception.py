@@ -25,7 +25,7 @@ def detect(bundle: Bundle) -> List[Finding]:
         for line in log.head + log.lines:
             t = line.text
             since_tb += 1
-            if "Traceback (most recent call last)" in t:
+            if t.rstrip().endswith("Traceback (most recent call last):"):  # not IPython's header (no colon)
                 since_tb = 0
                 continue
             if len(t) > 2000 or ("Error" not in t and "Exception" not in t):

@@ -19,7 +19,18 @@ HUGE_GRAD = 1e8  # finite gradient norms this large mean the run has already blo
 
 
 def _finite(series):
-    return [p for p in series.points if isinstance(p.value, float) and math.isfinite(p.value)] if series else []
+    """Finite points in order; one per step (a step printed by two log formats counts once)."""
+    if not series:
+        return []
+    out = []
+    for p in series.points:
+        if not (isinstance(p.value, float) and math.isfinite(p.value)):
+            continue
+        if out and p.step is not None and out[-1].step == p.step:
+            out[-1] = p
+        else:
+            out.append(p)
+    return out
 
 
 def detect(bundle: Bundle) -> List[Finding]:
@@ -80,11 +91,14 @@ def detect(bundle: Bundle) -> List[Finding]:
                 fixes=["lower the learning rate 2–3×", "clip gradients at 1.0"]))
     if not out and len(lp) == 2 and lp[0].value > 0 and lp[1].value >= 2 * lp[0].value:
         acc = _finite(bundle.best_series("accuracy"))
-        if len(acc) >= 2 and acc[0].value > 0 and acc[-1].value <= 0.5 * acc[0].value:
+        collapsed = len(acc) >= 2 and acc[0].value > 0 and acc[-1].value <= 0.5 * acc[0].value
+        if collapsed or lp[1].value >= 4 * lp[0].value:
             out.append(Finding(
-                id="metric.loss-blowup", claim=f"loss jumped {lp[0].value:.4g} → {lp[1].value:.4g} while accuracy "
-                f"fell {acc[0].value:.4g} → {acc[-1].value:.4g}", label=DIRECT, confidence=0.45,
-                evidence=[lp[0].source, lp[1].source, acc[-1].source], suggests="divergence", role="cause",
+                id="metric.loss-blowup", claim=f"loss jumped {lp[0].value:.4g} → {lp[1].value:.4g}"
+                + (f" while accuracy fell {acc[0].value:.4g} → {acc[-1].value:.4g}" if collapsed else ""),
+                label=DIRECT, confidence=0.45 if collapsed else 0.4,
+                evidence=[lp[0].source, lp[1].source] + ([acc[-1].source] if collapsed else []),
+                suggests="divergence", role="cause",
                 stage="runtime", order=lp[1].step, verify_skill="loss-spike-rollback",
                 fixes=["lower the learning rate 2–3×", "clip gradients at 1.0"]))
     return out
