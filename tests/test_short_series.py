@@ -81,3 +81,17 @@ def test_huge_but_finite_grad_norm_is_divergence(cli, tmp_path):
         f"{{'loss': {11.3 + i * 0.01:.2f}, 'grad_norm': {g}, 'learning_rate': 1e-05, 'epoch': {i / 10:.1f}}}\n"
         for i, g in enumerate([3.8e12, 9.1e12, 2.2e13, 7.9e13, 1.4e14])))
     assert diag(cli, tmp_path)["classification"] == "divergence"
+
+
+def test_launcher_summary_alone_is_unclear_and_says_where_the_error_is(cli, tmp_path):
+    (tmp_path / "train.log").write_text(
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:\n"
+        "============================================================\ntrain.py FAILED\n"
+        "------------------------------------------------------------\nFailures:\n  <NO_OTHER_FAILURES>\n"
+        "------------------------------------------------------------\nRoot Cause (first observed failure):\n[0]:\n"
+        "  time      : 2023-05-19_16:39:58\n  host      : node1\n  rank      : 0 (local_rank: 0)\n"
+        "  exitcode  : 1 (pid: 1234)\n  error_file: <N/A>\n"
+        "  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html\n")
+    rep = diag(cli, tmp_path)
+    assert rep["classification"] == "unclear"
+    assert "worker" in rep["headline"] and "--log-dir" in rep["verification"]["command"]

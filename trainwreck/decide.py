@@ -196,7 +196,7 @@ def _order_key(f: Finding) -> Tuple[int, float]:
 
 
 def _headline(cls: str, primary: Optional[Finding], stage: str, bundle: Bundle, onset: Optional[int],
-              _truncated: Optional[Finding] = None) -> str:
+              _truncated: Optional[Finding] = None, _launcher: Optional[Finding] = None) -> str:
     where = {"startup": "at startup", "compile": "while compiling the graph", "runtime": "during training",
              "checkpoint": "while saving or loading a checkpoint", "evaluation": "during evaluation"}.get(stage, "")
     if cls == "unclear":
@@ -204,6 +204,9 @@ def _headline(cls: str, primary: Optional[Finding], stage: str, bundle: Bundle, 
             line = _truncated.evidence[0].line if _truncated.evidence else None
             return (f"unclear: the log is cut off mid-traceback{f' at line {line}' if line else ''}; the exception "
                     "that ended the run is not in it")
+        if _launcher is not None:
+            return ("unclear: the launcher reports that a worker process failed, but that worker's own error is not "
+                    "in these logs")
         steps = [p.step for ss in bundle.series.values() for x in ss for p in x.points if p.step is not None]
         if bundle.logs or steps:
             at = f" at step {max(steps)}" if steps else ""
@@ -280,7 +283,12 @@ def _verify_command(cls: str, primary: Optional[Finding], bundle: Bundle, onset:
             "dmesg -T | grep -i -E 'killed process|out of memory'; sacct -j <jobid> --format=State,ExitCode,MaxRSS")
 
 
-def _next_probe(bundle: Bundle, truncated: Optional[Finding] = None) -> str:
+def _next_probe(bundle: Bundle, truncated: Optional[Finding] = None, launcher: Optional[Finding] = None) -> str:
+    if launcher is not None and truncated is None:
+        where = launcher.evidence[0].cite() if launcher.evidence else "the log"
+        return ("the launcher only reports that a worker exited non-zero (" + where + "): the worker's own stderr "
+                "holds the error. Rerun with torchrun --redirects 3 --log-dir LOGS (or --tee 3), or look in the "
+                "per-rank log files and error files (TORCHELASTIC_ERROR_FILE) of the failed rank")
     if truncated is not None:
         return ("the traceback is cut off, so its exception (the actual error) is missing: find the complete stderr "
                 "of that process (the rank's own log, the scheduler's .err file, torchrun --redirects/--log-dir "
@@ -389,6 +397,8 @@ def decide(bundle: Bundle, findings: List[Finding]) -> Diagnosis:
     conf = max(0.05, min(0.97, conf)) if cls != "unclear" else round(max(scores.values(), default=0.1), 2)
 
     truncated = next((f for f in findings if f.id == "traceback.truncated"), None)
+    launcher = next((f for f in findings if f.id in ("torchrun-child-failed", "traceback.first-failing-rank")
+                     or (f.role == "context" and "launcher reporting" in f.claim)), None)
     fixes: List[dict] = []
     seen = set()
 
@@ -418,16 +428,19 @@ def decide(bundle: Bundle, findings: List[Finding]) -> Diagnosis:
     if cls == "stall" and primary is not None and primary.id.startswith(("metric.plateau", "metric.chance")):
         skill = "init-loss-check"
     verification = {"skill": skill, "command": _verify_command(cls, primary, bundle, onset, ckpt)}
+    if cls == "unclear" and launcher is not None and truncated is None:
+        verification["command"] = ("torchrun --redirects 3 --log-dir logs <your usual arguments>  "
+                                   "# each rank's stdout/stderr in logs/, then: trainwreck diagnose logs")
     if cls == "unclear" and truncated is not None and truncated.evidence:
         verification["command"] = (f"ls -la {shlex.quote(bundle.target)}  # look for the rest of the stderr "
                                    f"(*.err, rank logs); tail -n 40 {shlex.quote(truncated.evidence[0].path)}")
     if ckpt and cls in ("NaN", "divergence"):
         verification["checkpoint"] = ckpt["path"]
     if cls == "unclear":
-        verification["next_probe"] = _next_probe(bundle, truncated)
+        verification["next_probe"] = _next_probe(bundle, truncated, launcher)
 
     notes = list(bundle.notes)
-    headline = _headline(cls, primary, stage, bundle, onset, truncated)
+    headline = _headline(cls, primary, stage, bundle, onset, truncated, launcher)
 
     def fjson(f: Finding) -> dict:
         d = f.cause_json()
