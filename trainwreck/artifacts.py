@@ -29,6 +29,23 @@ def _write(path: str, text: str) -> None:
     os.replace(tmp, path)
 
 
+def _validate(d: Dict[str, Any]) -> None:
+    """Check report.json against the shipped schema when jsonschema is installed; say so when it is not."""
+    try:
+        import jsonschema
+    except ImportError:
+        d.setdefault("notes", []).append("report.json was not checked against its schema: jsonschema is not "
+                                         "installed (pip install jsonschema)")
+        return
+    schema_path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "schemas", "diagnosis.schema.json")
+    with open(schema_path, encoding="utf-8") as f:
+        schema = json.load(f)
+    try:
+        jsonschema.validate(d, schema)
+    except jsonschema.ValidationError as exc:  # a bug of ours: write the report anyway, and say it
+        d.setdefault("notes", []).append(f"report.json does not match its schema: {exc.message[:200]}")
+
+
 def write_snapshot(result: Result, out: str, report: Dict[str, Any]) -> List[str]:
     if _inside(out, result.run.root):
         raise OutError(f"--out {out} is inside the run directory; trainwreck never writes there. Choose another folder.")
@@ -37,6 +54,7 @@ def write_snapshot(result: Result, out: str, report: Dict[str, Any]) -> List[str
     except OSError as exc:
         raise OutError(f"cannot create --out {out}: {exc.strerror or exc}") from None
     d = report
+    _validate(d)
     written = []
 
     def put(rel: str, text: str) -> None:
