@@ -95,3 +95,19 @@ def test_launcher_summary_alone_is_unclear_and_says_where_the_error_is(cli, tmp_
     rep = diag(cli, tmp_path)
     assert rep["classification"] == "unclear"
     assert "worker" in rep["headline"] and "--log-dir" in rep["verification"]["command"]
+
+
+def test_interleaved_ranks_are_separate_series(cli, tmp_path):
+    lines = []
+    for s in range(1, 60):
+        lines.append(f"[rank0]: step {s} loss={2.0 - s * 0.005:.4f}")
+        lines.append(f"[rank1]: step {s} loss={3.0 - s * 0.005:.4f}")  # a different shard, a different level
+    (tmp_path / "train.log").write_text("\n".join(lines) + "\n")
+    p = cli("curve", str(tmp_path), "--json")
+    findings = json.loads(p.stdout)["findings"]
+    assert not [f for f in findings if "spike" in f["id"] or "divergence" in f["id"]], findings
+    lines.append("[rank1]: step 60 loss=nan")
+    lines.append("[rank1]: step 61 loss=nan")
+    (tmp_path / "train.log").write_text("\n".join(lines) + "\n")
+    rep = diag(cli, tmp_path)
+    assert rep["classification"] == "NaN"

@@ -90,4 +90,7 @@ class Bundle:
         cands = self.series.get(name) or []
         if not cands:
             return None
-        return max(cands, key=lambda s: (len(s.points), not s.path.endswith((".log", ".out", ".txt", ".err"))))
+        def from_text_log(s: Series) -> bool:
+            src = s.points[0].source.path if s.points else s.path
+            return src.endswith((".log", ".out", ".txt", ".err"))
+        return max(cands, key=lambda s: (len(s.points), not from_text_log(s)))

@@ -147,7 +147,7 @@ def _step_index(bundle: Bundle) -> Dict[str, List[Tuple[int, int]]]:
         for s in series:
             for p in s.points:
                 if p.source.line is not None and p.step is not None:
-                    idx.setdefault(s.path, []).append((p.source.line, p.step))
+                    idx.setdefault(p.source.path, []).append((p.source.line, p.step))
     for v in idx.values():
         v.sort()
     bundle.__dict__["_step_index"] = idx

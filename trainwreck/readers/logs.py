@@ -33,12 +33,19 @@ def read(bundle, entry, ctx) -> None:
         from ..textmetrics import extract
     except ImportError:  # pragma: no cover - textmetrics ships with the package
         return
+    from ..ranks import prefix_rank
     from ..texttables import rows
+
+    def series_of(text: str) -> str:
+        # interleaved ranks each get their own series: mixing them would fake spikes and oscillations
+        r = prefix_rank(text)
+        return log.path if r is None else f"{log.path} [rank {r}]"
+
     for part in (log.head, log.lines):
         for line, step, values in rows(part):
             for name, value in values.items():
                 src = Source(line.path, line.line, line.text, step=step, metric=name, value=value, byte=line.byte)
-                bundle.add_point(name, line.path, Point(step, value, src))
+                bundle.add_point(name, series_of(line.text), Point(step, value, src))
     for line in list(log.head) + list(log.lines):
         text = line.text
         if len(text) > 2000:
@@ -49,4 +56,4 @@ def read(bundle, entry, ctx) -> None:
         step, values = got
         for name, value in values.items():
             src = Source(line.path, line.line, line.text, step=step, metric=name, value=value, byte=line.byte)
-            bundle.add_point(name, line.path, Point(step, value, src))
+            bundle.add_point(name, series_of(line.text), Point(step, value, src))

@@ -1,0 +1,21 @@
+"""Which distributed rank printed a log line, from the prefix launchers put in front of it."""
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+# torch>=2.2 "[rank3]:", torchrun --tee "[default3]:", torchrun log-line-prefix "[3]<stderr>:",
+# horovod/mpirun "[1,3]<stderr>:", srun --label "3: "
+_PREFIX = re.compile(r"^\s*(?:\[(?:rank|default)(\d{1,5})\]:|\[(\d{1,5})\]<std(?:err|out)>:|"
+                     r"\[\d+,(\d{1,5})\]<std(?:err|out)>:|(\d{1,4}): )")
+
+
+def prefix_rank(text: str) -> Optional[int]:
+    """The rank named by a launcher prefix at the start of `text`, or None."""
+    c = text[:1]
+    if c != "[" and c != " " and not c.isdigit():
+        return None
+    m = _PREFIX.match(text)
+    if not m:
+        return None
+    return int(next(g for g in m.groups() if g is not None))
