@@ -8,13 +8,13 @@ when the evidence is thin.
 from __future__ import annotations
 
 import math
-import os
 import re
 import shlex
 from typing import Dict, List, Optional, Tuple
 
 from .bundle import Bundle
 from .model import DIRECT, HYPOTHESIS, Diagnosis, Finding, Source
+from .next_steps import next_probe, onset_step, rollback_checkpoint, verify_command
 
 ROLE_WEIGHT = {"cause": 1.0, "symptom": 0.9, "terminal": 0.45, "factor": 0.0, "context": 0.0}
 # When two classes score alike, the one earlier in this list is the more specific diagnosis.
@@ -237,75 +237,6 @@ def _core_message(f: Finding) -> str:
     return text[:160] + ("…" if len(text) > 160 else "")
 
 
-def _onset(cls: str, primary: Optional[Finding], findings: List[Finding]) -> Optional[int]:
-    for f in [primary] + findings:
-        if f is None:
-            continue
-        for e in f.evidence:
-            if e.metric is not None and e.step is not None and (f.suggests == cls or f is primary):
-                return e.step
-    return None
-
-
-def _rollback(bundle: Bundle, onset: Optional[int]) -> Optional[dict]:
-    good = [c for c in bundle.checkpoints if c.get("ok") is not False and c.get("step") is not None
-            and (onset is None or c["step"] < onset)]
-    if not good:
-        return None
-    return max(good, key=lambda c: c["step"])
-
-
-def _verify_command(cls: str, primary: Optional[Finding], bundle: Bundle, onset: Optional[int],
-                    ckpt: Optional[dict]) -> str:
-    hydra = any(p.startswith(".hydra/") for p in bundle.configs)
-    run = shlex.quote(bundle.target or os.path.relpath(bundle.single_file or bundle.root))
-    if primary is not None and primary.verify_hint:
-        return primary.verify_hint
-    if cls in ("NaN", "divergence"):
-        clip = bundle.config("gradient_clip_val", "max_grad_norm", "clip_grad_norm", "grad_clip")
-        key = clip.key if clip else "trainer.gradient_clip_val"
-        stop = (onset or 0) + 50
-        resume = f" ckpt={ckpt['path']}" if ckpt else ""
-        if hydra:
-            return f"python train.py {'+' if not clip else ''}{key}=1.0 trainer.max_steps={stop}{resume}"
-        return (f"rerun from {ckpt['path'] if ckpt else 'the last checkpoint before the onset'} to step {stop} "
-                f"with gradient clipping 1.0 and compare grad_norm/loss against {run}")
-    if cls == "OOM":
-        return "rerun one step at micro-batch 1 and print torch.cuda.max_memory_allocated(); then scale the batch up"
-    if cls == "stall":
-        return ("py-spy dump --pid <trainer pid> (every rank) to see where it waits; "
-                "rerun with NCCL_DEBUG=INFO TORCH_DISTRIBUTED_DEBUG=DETAIL on one node")
-    if cls == "crash":
-        return "rerun the failing step alone on one GPU with CUDA_LAUNCH_BLOCKING=1 to get the exact failing call"
-    if not bundle.logs and not bundle.series:
-        return f"trainwreck diagnose {run} after copying the job's stdout/stderr capture (e.g. slurm-*.out) into it"
-    return ("ps -o pid,stat,etime,cmd -C python; py-spy dump --pid <pid>  # alive: hung, see where; gone: "
-            "dmesg -T | grep -i -E 'killed process|out of memory'; sacct -j <jobid> --format=State,ExitCode,MaxRSS")
-
-
-def _next_probe(bundle: Bundle, truncated: Optional[Finding] = None, launcher: Optional[Finding] = None) -> str:
-    if launcher is not None and truncated is None:
-        where = launcher.evidence[0].cite() if launcher.evidence else "the log"
-        return ("the launcher only reports that a worker exited non-zero (" + where + "): the worker's own stderr "
-                "holds the error. Rerun with torchrun --redirects 3 --log-dir LOGS (or --tee 3), or look in the "
-                "per-rank log files and error files (TORCHELASTIC_ERROR_FILE) of the failed rank")
-    if truncated is not None:
-        return ("the traceback is cut off, so its exception (the actual error) is missing: find the complete stderr "
-                "of that process (the rank's own log, the scheduler's .err file, torchrun --redirects/--log-dir "
-                f"output) or rerun to reproduce. What is visible: {truncated.claim}")
-    if not bundle.logs and not bundle.series:
-        return "no logs or metrics were found: point trainwreck at the job's stdout/stderr capture (e.g. slurm-*.out)"
-    ends = []
-    for log in bundle.logs:
-        last = next((x for x in reversed(log.lines) if x.text.strip()), None)
-        if last is not None:
-            ends.append(f"{log.path} ends at line {last.line if last.line else '?'}: {last.text.strip()[:100]!r}")
-    probe = ("the logs end without an error, so the files cannot say why. If the process is still alive the run "
-             "is hung: take a stack dump (py-spy dump) of every rank. If it is gone, something outside killed it: "
-             "the kernel's OOM killer (dmesg), the scheduler's time limit or a preemption (sacct / job events)")
-    return probe + (f"; {ends[0]}" if ends else "")
-
-
 _TOPICS = [("clip", re.compile(r"(?i)clip|max_grad_norm")), ("warmup", re.compile(r"(?i)warm-?up")),
            ("bf16", re.compile(r"(?i)\bbf16|bfloat16")), ("recompute", re.compile(r"(?i)checkpointing|recompute")),
            ("alloc", re.compile(r"(?i)expandable_segments|PYTORCH_CUDA_ALLOC_CONF")),
@@ -379,8 +310,8 @@ def decide(bundle: Bundle, findings: List[Finding]) -> Diagnosis:
         has_steps = any(p.step for ss in bundle.series.values() for s in ss for p in s.points[:3])
         stage = "runtime" if has_steps or cls in ("NaN", "divergence") else ("unknown" if cls == "unclear" else
                                                                              "runtime")
-    onset = _onset(cls, primary, causes)
-    ckpt = _rollback(bundle, onset)
+    onset = onset_step(cls, primary, causes)
+    ckpt = rollback_checkpoint(bundle, onset)
 
     # confidence: the winner's score, less when a rival class is close, more when trajectory and log agree
     conf = scores.get(cls, 0.0) if cls != "unclear" else 0.0
@@ -427,7 +358,7 @@ def decide(bundle: Bundle, findings: List[Finding]) -> Diagnosis:
     skill = (primary.verify_skill if primary and primary.verify_skill else DEFAULT_SKILL[cls])
     if cls == "stall" and primary is not None and primary.id.startswith(("metric.plateau", "metric.chance")):
         skill = "init-loss-check"
-    verification = {"skill": skill, "command": _verify_command(cls, primary, bundle, onset, ckpt)}
+    verification = {"skill": skill, "command": verify_command(cls, primary, bundle, onset, ckpt)}
     if cls == "unclear" and launcher is not None and truncated is None:
         verification["command"] = ("torchrun --redirects 3 --log-dir logs <your usual arguments>  "
                                    "# each rank's stdout/stderr in logs/, then: trainwreck diagnose logs")
@@ -437,7 +368,7 @@ def decide(bundle: Bundle, findings: List[Finding]) -> Diagnosis:
     if ckpt and cls in ("NaN", "divergence"):
         verification["checkpoint"] = ckpt["path"]
     if cls == "unclear":
-        verification["next_probe"] = _next_probe(bundle, truncated, launcher)
+        verification["next_probe"] = next_probe(bundle, truncated, launcher)
 
     notes = list(bundle.notes)
     headline = _headline(cls, primary, stage, bundle, onset, truncated, launcher)

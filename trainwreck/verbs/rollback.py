@@ -19,18 +19,18 @@ def add_arguments(p) -> None:
 
 
 def plan(result) -> dict:
-    from ..decide import _onset, _rollback
+    from ..next_steps import onset_step, rollback_checkpoint
     d = result.diagnosis
     b = result.bundle
     onset = None
     prim = next((f for f in result.findings if f.id == (d.primary_cause or {}).get("id")), None)
-    onset = _onset(d.classification, prim, [f for f in result.findings if f.suggests == d.classification])
+    onset = onset_step(d.classification, prim, [f for f in result.findings if f.suggests == d.classification])
     precursor = ("spike", "collapse", "before-nan", "divergence", "explosion", "blowup")
     for f in result.findings:  # an earlier precursor (grad-norm spike, loss spike) moves the onset back
         if f.id.startswith("metric.") and any(w in f.id for w in precursor) and f.order is not None:
             if onset is None or f.order < onset:
                 onset = int(f.order)
-    ck = _rollback(b, onset)
+    ck = rollback_checkpoint(b, onset)
     out = {"classification": d.classification, "onset_step": onset, "checkpoints": b.checkpoints,
            "rollback_to": ck}
     if ck:
