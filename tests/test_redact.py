@@ -97,5 +97,5 @@ def test_no_planted_secret_survives_any_verb(tmp_path, cli):
     blob = "\n".join(outputs)
     leaked = [k for k, v in SECRETS.items() if v in blob]
     assert not leaked, f"leaked: {leaked}"
-    assert "FloatingPointError" in blob  # the evidence line stays, only the key inside it is masked
+    assert "FloatingPointError" in outputs[0]  # diagnose --json cites the line; only the key inside it is masked
 

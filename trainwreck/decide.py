@@ -276,14 +276,19 @@ def decide(bundle: Bundle, findings: List[Finding]) -> Diagnosis:
         primary = non_term[0] if non_term else primary
     causes: List[Finding] = ([primary] if primary else []) + [f for f in cands if f is not primary]
     # one line of evidence backs one cause: a catalog match on the very line a detector already cited folds in
-    seen_lines = set()
+    # (its other evidence, e.g. the exception line a traceback contributed, joins the finding that stays)
+    kept_by_line: Dict[Tuple[str, int], Finding] = {}
     folded: List[Finding] = []
     for f in causes:
         key = (f.evidence[0].path, f.evidence[0].line) if f.evidence and f.evidence[0].line else None
-        if key and key in seen_lines and f is not primary:
+        if key and key in kept_by_line and f is not primary:
+            kept = kept_by_line[key]
+            for e in f.evidence[1:]:
+                if len(kept.evidence) < 6 and not any(_same_place(e, x) for x in kept.evidence):
+                    kept.evidence.append(e)
             continue
         if key:
-            seen_lines.add(key)
+            kept_by_line[key] = f
         folded.append(f)
     causes = folded
     # precursors and factors that bear on this class
