@@ -111,3 +111,16 @@ def test_interleaved_ranks_are_separate_series(cli, tmp_path):
     (tmp_path / "train.log").write_text("\n".join(lines) + "\n")
     rep = diag(cli, tmp_path)
     assert rep["classification"] == "NaN"
+
+
+def test_a_lone_recovered_spike_is_low_confidence_divergence(cli, tmp_path):
+    import random
+    rng = random.Random(1)
+    rows = []
+    for s in range(300):
+        lo = 3.0 - s * 0.004 + rng.uniform(-0.02, 0.02)
+        rows.append({"step": s, "loss": lo * (4 if 200 <= s < 204 else 1)})
+    (tmp_path / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    rep = diag(cli, tmp_path)
+    assert rep["classification"] == "divergence" and rep["confidence"] < 0.5
+    assert "recovered" in rep["primary_cause"]["summary"]

@@ -71,6 +71,17 @@ _WRAPPER = re.compile(r"(?i)exited with non-zero (?:exit )?(?:status|code)|retur
                       r"died with <Signals\.|non-zero exit status \d+|exited with (?:return )?code [1-9]")
 
 
+def _spikes_are_divergence(findings: List[Finding]) -> List[Finding]:
+    """By definition a finite loss spike is divergence. A spike counts as the run's failure only when nothing
+    stronger explains the run (its weight stays low); otherwise it remains a contributing factor."""
+    for f in findings:
+        if f.id == "metric.loss-spike" and f.suggests is None:
+            f.suggests, f.role = "divergence", "symptom"
+            f.confidence = min(f.confidence, 0.45)
+            f.relevant = ["divergence", "NaN"]
+    return findings
+
+
 def _demote_wrappers(findings: List[Finding]) -> List[Finding]:
     """An exception that only says a child process failed ("Step 1 exited with non-zero status 1",
     CalledProcessError) is the launcher reporting, not the failure: it becomes context, so the child's own
@@ -255,6 +266,7 @@ def decide(bundle: Bundle, findings: List[Finding]) -> Diagnosis:
     findings = _merge_traceback_signatures(findings)
     findings = _fold_timeouts(findings)
     findings = _demote_wrappers(findings)
+    findings = _spikes_are_divergence(findings)
     scores, by_class = _score(bundle, findings)
     cls = _pick(scores, by_class, bundle)
     stack: List[str] = []
