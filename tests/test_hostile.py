@@ -115,7 +115,8 @@ def test_many_files_and_deep_nesting(cli, tmp_path):
 def test_empty_dir_and_empty_files(cli, tmp_path):
     e = tmp_path / "e"
     e.mkdir()
-    assert _check(cli, e) is None or True
+    p = cli("diagnose", str(e), "--json", "--no-probe")
+    assert p.returncode == 2 and "nothing to diagnose" in p.stderr and "Traceback" not in p.stderr
     f = tmp_path / "f"
     f.mkdir()
     for n in ("train.log", "metrics.jsonl", "config.yaml", "trainer_state.json"):

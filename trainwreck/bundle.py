@@ -50,7 +50,6 @@ class Bundle:
     files: List[FileRecord] = field(default_factory=list)
     notes: List[str] = field(default_factory=list)
     probes: Dict[str, Any] = field(default_factory=dict)
-    capabilities: Dict[str, bool] = field(default_factory=dict)
 
     def note(self, text: str) -> None:
         if text not in self.notes:

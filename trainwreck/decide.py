@@ -113,8 +113,8 @@ def _fold_timeouts(findings: List[Finding]) -> List[Finding]:
     return [f for f in findings if id(f) not in drop]
 
 
-def _loss_finite_after(bundle: Bundle, f: Finding) -> Optional[bool]:
-    """Cross-check a NaN message against the loss trajectory: True when finite loss values follow it."""
+def _loss_stays_finite(bundle: Bundle) -> Optional[bool]:
+    """Cross-check a NaN message against the loss trajectory: True when every logged loss is finite."""
     series = bundle.best_series("loss")
     if not series or not series.points:
         return None
@@ -138,7 +138,7 @@ def _score(bundle: Bundle, findings: List[Finding]) -> Tuple[Dict[str, float], D
             s = _strength(f)
             if f.role == "terminal" and not (non_terminal_classes - {cls}):
                 s = max(0.0, min(1.0, f.confidence)) * 0.85  # the only failure we can see
-            if cls == "NaN" and f.signature and _loss_finite_after(bundle, f):
+            if cls == "NaN" and f.signature and _loss_stays_finite(bundle):
                 s *= 0.6  # a NaN message while the logged loss stays finite: transient or skipped steps
             best = max(best, s)
         # corroboration: several independent findings for one class

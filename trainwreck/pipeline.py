@@ -1,7 +1,6 @@
 """The one pipeline every entry point uses: locate → collect → analyze → decide."""
 from __future__ import annotations
 
-import importlib.util
 from dataclasses import dataclass
 from typing import List, Optional
 
@@ -13,13 +12,6 @@ from .decide import decide
 from .locate import NotFound, Run, locate
 from .model import Diagnosis, Finding
 
-OPTIONAL = {
-    "yaml": ("PyYAML", "pip install pyyaml"),
-    "jsonschema": ("jsonschema", "pip install jsonschema"),
-    "pynvml": ("nvidia-ml-py", "pip install nvidia-ml-py"),
-    "matplotlib": ("matplotlib", "pip install matplotlib"),
-}
-
 
 @dataclass
 class Result:
@@ -29,20 +21,12 @@ class Result:
     diagnosis: Diagnosis
 
 
-def have(module: str) -> bool:
-    try:
-        return importlib.util.find_spec(module) is not None
-    except (ImportError, ValueError):
-        return False
-
-
 def diagnose(path: Optional[str], cwd: Optional[str] = None, probe: bool = True) -> Result:
     run = locate(path, cwd)
     bundle = collect(run)
     if not bundle.files:
         why = "; ".join(bundle.notes[:3]) or "no logs, metrics, configs or checkpoints in it"
         raise NotFound(f"nothing to diagnose in {run.target}: {why}")
-    bundle.capabilities = {m: have(m) for m in OPTIONAL}
     findings: List[Finding] = []
     if probe:
         from .probes import probe_system

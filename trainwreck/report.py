@@ -1,7 +1,6 @@
 """Renderers of a Diagnosis: compact terminal text, Markdown. Pure functions of the diagnosis JSON."""
 from __future__ import annotations
 
-import os
 import shutil
 import textwrap
 from typing import Any, Dict, List, Optional
@@ -151,11 +150,3 @@ def markdown(d: Dict[str, Any]) -> str:
         for f in d["evidence_files"][:40]:
             L.append(f"| `{f['path']}` | {f['size']} | `{f['sha256'][:16]}…` ({f['hashed']}) |")
     return "\n".join(L) + "\n"
-
-
-def relpath_or_abs(p: str) -> str:
-    try:
-        r = os.path.relpath(p)
-        return r if not r.startswith("../../..") else p
-    except ValueError:
-        return p
