@@ -20,18 +20,18 @@ def _text(data: bytes) -> str:
 
 
 def yaml_config(data: bytes) -> None:
-    from trainwreck.yamlish import scan
+    from trainwreck.collect.yamlish import scan
     list(scan(_text(data).splitlines()))
 
 
 def jsonl_record(data: bytes) -> None:
-    from trainwreck.readers.jsonl import parse_record
+    from trainwreck.collect.readers.jsonl import parse_record
     for line in _text(data).splitlines()[:200]:
         parse_record(line)
 
 
 def jsonl_scan(data: bytes) -> None:
-    from trainwreck.readers.jsonl import first_nonfinite
+    from trainwreck.collect.readers.jsonl import first_nonfinite
     with tempfile.TemporaryFile() as f:
         f.write(data)
         f.flush()
@@ -39,35 +39,35 @@ def jsonl_scan(data: bytes) -> None:
 
 
 def redact(data: bytes) -> None:
-    from trainwreck.redact import redact as r
+    from trainwreck.collect.redact import redact as r
     r(_text(data))
 
 
 def log_lines(data: bytes) -> None:
-    from trainwreck.safeio import clean_line
+    from trainwreck.collect.safeio import clean_line
     for raw in data.split(b"\n")[:500]:
         clean_line(raw)
 
 
 def text_metrics(data: bytes) -> None:
-    from trainwreck.textmetrics import extract
+    from trainwreck.collect.textmetrics import extract
     for line in _text(data).splitlines()[:200]:
         extract(line)
 
 
 def text_tables(data: bytes) -> None:
-    from trainwreck.texttables import rows
+    from trainwreck.collect.texttables import rows
     list(rows([Line("f.log", i, t) for i, t in enumerate(_text(data).splitlines()[:2000], 1)]))
 
 
 def trainer_state(data: bytes) -> None:
-    from trainwreck.bundle import Bundle
-    from trainwreck.readers.trainer_state import _entries
+    from trainwreck.collect.bundle import Bundle
+    from trainwreck.collect.readers.trainer_state import _entries
     _entries(Bundle("/", "/"), "trainer_state.json", _text(data), 1)
 
 
 def tracebacks(data: bytes) -> None:
-    from trainwreck.tracebacks import summarize
+    from trainwreck.analyze.tracebacks.summary import summarize
     summarize([Line("f.log", i, t) for i, t in enumerate(_text(data).splitlines()[:2000], 1)])
 
 

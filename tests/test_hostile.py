@@ -171,10 +171,10 @@ def test_metrics_appended_while_read(cli, tmp_path):
 
 
 def test_file_deleted_between_listing_and_reading(tmp_path):
-    from trainwreck.bundle import Bundle
     from trainwreck.collect import Context
-    from trainwreck.readers import logs
-    from trainwreck.safeio import Entry, Skip
+    from trainwreck.collect.bundle import Bundle
+    from trainwreck.collect.readers import logs
+    from trainwreck.collect.safeio import Entry, Skip
     (tmp_path / "train.log").write_text(TB)
     e = Entry("train.log", str(tmp_path / "train.log"), 10, 0.0)
     os.unlink(tmp_path / "train.log")

@@ -7,10 +7,10 @@ import tempfile
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from trainwreck.readers.jsonl import first_nonfinite, parse_record
-from trainwreck.redact import redact
-from trainwreck.safeio import clean_line
-from trainwreck.yamlish import scan
+from trainwreck.collect.readers.jsonl import first_nonfinite, parse_record
+from trainwreck.collect.redact import redact
+from trainwreck.collect.safeio import clean_line
+from trainwreck.collect.yamlish import scan
 
 texts = st.text(max_size=400)
 

@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from trainwreck.redact import PemTracker, redact
+from trainwreck.collect.redact import PemTracker, redact
 
 SECRETS = {
     "wandb": "3f1e2d4c5b6a79881726354a4b5c6d7e8f901234",

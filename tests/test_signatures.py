@@ -10,7 +10,7 @@ import pytest
 
 from trainwreck.analyze import signatures
 from trainwreck.analyze.signatures import detect, parse_rank
-from trainwreck.bundle import Bundle
+from trainwreck.collect.bundle import Bundle
 from trainwreck.model import DIRECT, Line, LogText
 
 CORPUS = os.path.join(os.path.dirname(__file__), "corpus")

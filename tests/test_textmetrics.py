@@ -6,7 +6,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from trainwreck.textmetrics import extract
+from trainwreck.collect.textmetrics import extract
 
 CANONICAL = {"loss", "eval_loss", "grad_norm", "lr", "loss_scale", "skipped_iterations", "nan_iterations",
              "throughput", "memory", "accuracy", "epoch"}

@@ -11,18 +11,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from trainwreck.analyze.tracebacks import detect, infer_stage
-from trainwreck.bundle import Bundle
-from trainwreck.model import Line, LogText
-from trainwreck.tracebacks import (
+from trainwreck.analyze.tracebacks.parse import (
     chain_user_frame,
     find_tracebacks,
-    first_failure,
     innermost_user_frame,
-    rank_failures,
-    render_text,
     root_exception,
-    summarize,
 )
+from trainwreck.analyze.tracebacks.summary import summarize
+from trainwreck.analyze.tracebacks.torchrun import first_failure, rank_failures
+from trainwreck.collect.bundle import Bundle
+from trainwreck.model import Line, LogText
+from trainwreck.report.traceback import render_text
 
 DATA = Path(__file__).parent / "data" / "tracebacks"
 CORPUS = Path(__file__).parent / "corpus"

@@ -8,9 +8,9 @@ import random
 import pytest
 
 from trainwreck.analyze import trajectory
-from trainwreck.bundle import Bundle, Series
+from trainwreck.collect.bundle import Bundle, Series
+from trainwreck.collect.textmetrics import extract
 from trainwreck.model import DIRECT, HYPOTHESIS, ConfigEntry, Point, Source
-from trainwreck.textmetrics import extract
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CORPUS = os.path.join(ROOT, "tests", "corpus")

@@ -8,9 +8,9 @@ import pkgutil
 import sys
 from typing import List, Optional
 
-from . import __version__
-from . import verbs as _verbs
-from .locate import NotFound
+from trainwreck import __version__
+from trainwreck import verbs as _verbs
+from trainwreck.locate import NotFound
 
 EPILOG = """\
 examples:

@@ -4,13 +4,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import List, Optional
 
-from . import __version__
-from .analyze import analyze
-from .bundle import Bundle
-from .collect import collect
-from .decide import decide
-from .locate import NotFound, Run, locate
-from .model import Diagnosis, Finding
+from trainwreck import __version__
+from trainwreck.analyze import analyze
+from trainwreck.collect import collect
+from trainwreck.collect.bundle import Bundle
+from trainwreck.decide import decide
+from trainwreck.locate import NotFound, Run, locate
+from trainwreck.model import Diagnosis, Finding
 
 
 @dataclass
@@ -29,7 +29,7 @@ def diagnose(path: Optional[str], cwd: Optional[str] = None, probe: bool = True)
         raise NotFound(f"nothing to diagnose in {run.target}: {why}")
     findings: List[Finding] = []
     if probe:
-        from .probes import probe_system
+        from trainwreck.probes import probe_system
         findings.extend(probe_system(bundle))
     else:
         bundle.probes = {"skipped": "--no-probe: the live machine (GPU, processes, kernel log) was not examined"}
@@ -39,7 +39,7 @@ def diagnose(path: Optional[str], cwd: Optional[str] = None, probe: bool = True)
     diag.target = run.target
     diag.tool = {"name": "trainwreck", "version": __version__, "located": run.how}
     try:
-        from .analyze.trajectory import summarize
+        from trainwreck.analyze.trajectory import summarize
         diag.metrics_summary = summarize(bundle)
     except Exception as exc:  # the summary is a convenience; the diagnosis stands without it
         bundle.note(f"metric summary unavailable ({type(exc).__name__})")

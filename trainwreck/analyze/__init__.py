@@ -10,8 +10,8 @@ import pkgutil
 from functools import lru_cache
 from typing import List, Tuple
 
-from ..bundle import Bundle
-from ..model import Finding
+from trainwreck.collect.bundle import Bundle
+from trainwreck.model import Finding
 
 
 @lru_cache(maxsize=1)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from typing import List
 
-from ..bundle import Bundle
-from ..model import DIRECT, Finding
+from trainwreck.collect.bundle import Bundle
+from trainwreck.model import DIRECT, Finding
 
 # rank / logging prefixes a line may carry before the exception text
 _PREFIX = re.compile(r"^(?:\[(?:rank|default)?\d+\]:?\s*|\[\d+,\d+\]<std(?:err|out)>:\s*|\d+: )")

@@ -10,8 +10,8 @@ import math
 from statistics import median
 from typing import List
 
-from ..bundle import Bundle
-from ..model import DIRECT, Finding
+from trainwreck.collect.bundle import Bundle
+from trainwreck.model import DIRECT, Finding
 
 GRAD_FACTOR = 50.0  # last point vs the baseline
 LOSS_FACTOR = 3.0

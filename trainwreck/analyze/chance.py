@@ -9,9 +9,9 @@ import math
 from statistics import median
 from typing import List, Optional, Tuple
 
-from ..bundle import Bundle
-from ..model import DIRECT, Finding
-from .trajectory_shape import COMMON_K, config_classes
+from trainwreck.analyze.trajectory_shape import COMMON_K, config_classes
+from trainwreck.collect.bundle import Bundle
+from trainwreck.model import DIRECT, Finding
 
 
 def _last(bundle: Bundle, name: str, n: int = 5):

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from typing import List
 
-from ..bundle import Bundle
-from ..model import DIRECT, Finding, Source
+from trainwreck.collect.bundle import Bundle
+from trainwreck.model import DIRECT, Finding, Source
 
 
 def detect(bundle: Bundle) -> List[Finding]:

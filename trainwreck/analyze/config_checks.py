@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import List, Optional
 
-from ..bundle import Bundle
-from ..model import DIRECT, HYPOTHESIS, ConfigEntry, Finding, Source
+from trainwreck.collect.bundle import Bundle
+from trainwreck.model import DIRECT, HYPOTHESIS, ConfigEntry, Finding, Source
 
 _NULL = {"", "null", "none", "~", "0", "0.0", "false"}
 
@@ -25,7 +25,7 @@ def _num(e: Optional[ConfigEntry]) -> Optional[float]:
         return None
 
 
-def _fp16(bundle: Bundle) -> Optional[ConfigEntry]:
+def fp16_entry(bundle: Bundle) -> Optional[ConfigEntry]:
     for e in (bundle.config("fp16", "use_fp16", "half"),):
         if e and e.value.lower() in ("true", "1", "yes"):
             return e
@@ -35,7 +35,7 @@ def _fp16(bundle: Bundle) -> Optional[ConfigEntry]:
     return None
 
 
-def _bf16(bundle: Bundle) -> bool:
+def bf16_enabled(bundle: Bundle) -> bool:
     e = bundle.config("bf16", "use_bf16")
     if e and e.value.lower() in ("true", "1", "yes"):
         return True
@@ -47,7 +47,7 @@ def detect(bundle: Bundle) -> List[Finding]:
     out: List[Finding] = []
     if not bundle.configs:
         return out
-    fp16 = _fp16(bundle)
+    fp16 = fp16_entry(bundle)
     clip = bundle.config("gradient_clip_val", "max_grad_norm", "clip_grad_norm", "grad_clip", "clip_grad",
                          "gradient_clipping", "clip_norm")
     no_clip = clip is not None and clip.value.lower() in _NULL
@@ -105,7 +105,7 @@ def detect(bundle: Bundle) -> List[Finding]:
             label=DIRECT, confidence=0.35, evidence=[_src(nw)], role="factor", relevant=["OOM", "crash"],
             fixes=[f"{nw.key}: {max(2, int(_num(nw) or 8) // 2)} (each worker holds its own copy of the dataset "
                    "object and prefetch buffers)"]))
-    if _bf16(bundle) and fp16:
+    if bf16_enabled(bundle) and fp16:
         out.append(Finding(id="config.fp16-and-bf16", claim="both fp16 and bf16 are set", label=DIRECT,
                            confidence=0.4, evidence=[_src(fp16)], role="factor", relevant=["crash", "NaN"]))
     return out

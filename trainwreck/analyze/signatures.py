@@ -10,9 +10,9 @@ import math
 import re
 from typing import Dict, List, Optional
 
-from ..bundle import Bundle
-from ..catalog import Signature, line_key, load, prefilter
-from ..model import DIRECT, Finding, Line
+from trainwreck.catalog import Signature, line_key, load, prefilter
+from trainwreck.collect.bundle import Bundle
+from trainwreck.model import DIRECT, Finding, Line
 
 MAX_MATCH_CHARS = 8192  # regexes see at most this much of one line (tqdm lines can be megabytes)
 

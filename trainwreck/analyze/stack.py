@@ -4,8 +4,8 @@ from __future__ import annotations
 import re
 from typing import List
 
-from ..bundle import Bundle
-from ..model import Finding
+from trainwreck.collect.bundle import Bundle
+from trainwreck.model import Finding
 
 # Lower-case literals that reveal a stack in log text (plain substring tests on the lower-cased log).
 _MARKERS = [
@@ -57,10 +57,10 @@ _WORLD = re.compile(r"world[ _]size\s*[=:]?\s*(\d{1,6})\b(?!\s*[!=<>*])")
 def _setup(bundle: Bundle, blob: str) -> List[str]:
     """Precision and world size, when the config or the log says them: the facts a reader wants first."""
     out = []
-    from .config_checks import _bf16, _fp16
-    if _fp16(bundle):
+    from trainwreck.analyze.config_checks import bf16_enabled, fp16_entry
+    if fp16_entry(bundle):
         out.append("fp16")
-    elif _bf16(bundle):
+    elif bf16_enabled(bundle):
         out.append("bf16")
     e = bundle.config("world_size", "num_gpus", "gpus", "nproc_per_node", "devices")
     world = None
@@ -70,7 +70,7 @@ def _setup(bundle: Bundle, blob: str) -> List[str]:
     elif e is not None and e.value.isdigit() and e.key.rsplit(".", 1)[-1] in ("world_size", "num_gpus"):
         world = int(e.value)
     else:
-        from .signatures import parse_rank
+        from trainwreck.analyze.signatures import parse_rank
         ranks = set()
         for i, line in enumerate(bundle.all_lines()):
             if i >= 20000:

@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 from typing import List
 
-from ..bundle import Bundle
-from ..model import DIRECT, Finding, Line
+from trainwreck.collect.bundle import Bundle
+from trainwreck.model import DIRECT, Finding, Line
 
 _PYSPY_THREAD = re.compile(r'^Thread (?:0x[0-9a-fA-F]+|\d+) \((?:idle|active|gil)[^)]*\)')
 _FAULTHANDLER = re.compile(r'^(?:Thread 0x[0-9a-fA-F]+|Current thread 0x[0-9a-fA-F]+) \(most recent call first\):|'

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from ..bundle import Series
-from ..model import Finding, Point, Source
-from . import trajectory_nonfinite as nf
-from . import trajectory_schedule as sched
-from . import trajectory_shape as shape
-from .trajectory_stats import clean, finite_points, is_finite, nonfinite, nonfinite_word, where
+from trainwreck.analyze import trajectory_nonfinite as nf
+from trainwreck.analyze import trajectory_schedule as sched
+from trainwreck.analyze import trajectory_shape as shape
+from trainwreck.analyze.trajectory_stats import clean, finite_points, is_finite, nonfinite, nonfinite_word, where
+from trainwreck.collect.bundle import Series
+from trainwreck.model import Finding, Point, Source
 
 WARMUP_KEYS = ("warmup_steps", "num_warmup_steps", "lr_warmup_steps", "warmup_iters", "warmup_ratio", "warmup")
 _STALL_METRICS = ("loss", "lr", "grad_norm", "throughput", "loss_scale")

@@ -10,9 +10,7 @@ import math
 from dataclasses import dataclass
 from typing import List, Optional, Sequence, Tuple
 
-from ..bundle import Series
-from ..model import DIRECT, Finding, Point
-from .trajectory_stats import (
+from trainwreck.analyze.trajectory_stats import (
     MAD_SCALE,
     clean,
     fmt,
@@ -26,6 +24,8 @@ from .trajectory_stats import (
     src,
     where,
 )
+from trainwreck.collect.bundle import Series
+from trainwreck.model import DIRECT, Finding, Point
 
 WINDOW = 20  # points before the first non-finite value searched for precursors
 BASELINE = 50  # points before that window that set the "normal" level

@@ -6,8 +6,19 @@ from __future__ import annotations
 
 from typing import List, Optional, Sequence
 
-from ..model import DIRECT, Finding, Point, Source
-from .trajectory_stats import clean, finite_points, fmt, is_finite, median, nonfinite, order_of, span, src, where
+from trainwreck.analyze.trajectory_stats import (
+    clean,
+    finite_points,
+    fmt,
+    is_finite,
+    median,
+    nonfinite,
+    order_of,
+    span,
+    src,
+    where,
+)
+from trainwreck.model import DIRECT, Finding, Point, Source
 
 JUMP_AFTER_PEAK = 3.0  # lr × this between two points, and above 1.5 × its earlier peak
 JUMP_IN_WARMUP = 10.0  # lr × this between two points while a smooth warmup was still rising

@@ -7,8 +7,7 @@ from __future__ import annotations
 import math
 from typing import List, Optional, Sequence, Tuple
 
-from ..model import DIRECT, HYPOTHESIS, Finding, Point, Source
-from .trajectory_stats import (
+from trainwreck.analyze.trajectory_stats import (
     MAD_SCALE,
     diff_noise,
     finite_points,
@@ -21,6 +20,7 @@ from .trajectory_stats import (
     src,
     where,
 )
+from trainwreck.model import DIRECT, HYPOTHESIS, Finding, Point, Source
 
 MIN_POINTS = 8  # fewer finite points: no shape is claimed
 RISE_REL = 0.10  # divergence: the tail's median must stand ≥ 10% of |min| above the minimum …

@@ -8,7 +8,7 @@ import dataclasses
 import math
 from typing import List, Optional, Sequence, Tuple
 
-from ..model import Point, Source
+from trainwreck.model import Point, Source
 
 MAD_SCALE = 1.4826  # MAD × this estimates σ for normal noise
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Callable, Dict, List, Optional, Pattern, Sequence, Tuple
 
-from . import miniyaml
+from trainwreck.catalog import miniyaml
 
 CATALOG_DIR = os.path.dirname(os.path.abspath(__file__))
 

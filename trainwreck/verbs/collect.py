@@ -46,7 +46,7 @@ def bundle_json(result, tail: int) -> dict:
         tails[log.path] = [{"line": x.line, "text": x.text} for x in log.lines[-tail:]]
     tb = None
     try:
-        from ..tracebacks import summarize
+        from trainwreck.analyze.tracebacks.summary import summarize
         lines = [x for log in b.logs for x in (log.head + log.lines)] + list(b.extra_lines)
         tb = summarize(lines)
     except ImportError:
@@ -82,7 +82,7 @@ def render(j: dict) -> str:
     tb = j.get("tracebacks")
     if tb:
         try:
-            from ..tracebacks import render_text
+            from trainwreck.report.traceback import render_text
             txt = render_text(tb).strip()
             if txt:
                 L += ["", "Tracebacks:"] + ["  " + x for x in txt.splitlines()[:30]]
@@ -117,7 +117,7 @@ def render(j: dict) -> str:
 
 
 def run(args) -> int:
-    from ..pipeline import diagnose
+    from trainwreck.pipeline import diagnose
     result = diagnose(args.path, probe=not args.no_probe)
     j = bundle_json(result, max(0, args.tail))
     if args.json:

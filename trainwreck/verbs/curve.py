@@ -18,9 +18,9 @@ def add_arguments(p) -> None:
 
 
 def run(args) -> int:
-    from ..analyze import trajectory
-    from ..collect import collect
-    from ..locate import locate
+    from trainwreck.analyze import trajectory
+    from trainwreck.collect import collect
+    from trainwreck.locate import locate
     b = collect(locate(args.path))
     if args.metric:
         b.series = {k: v for k, v in b.series.items() if k == args.metric}

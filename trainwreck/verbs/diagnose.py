@@ -30,15 +30,15 @@ def add_arguments(p) -> None:
 
 
 def run(args) -> int:
-    from ..artifacts import OutError, write_snapshot
-    from ..pipeline import diagnose
-    from ..report import markdown, terminal
+    from trainwreck.pipeline import diagnose
+    from trainwreck.report import markdown, terminal
+    from trainwreck.report.artifacts import OutError, write_snapshot
 
     result = diagnose(args.path, probe=not args.no_probe)
     report = result.diagnosis.to_json()
     if args.out:
         try:
-            written = write_snapshot(result, args.out, report)
+            written = write_snapshot(result.bundle, args.out, report)
         except OutError as exc:
             print(f"trainwreck: {exc}", file=sys.stderr)
             return 2

@@ -11,7 +11,7 @@ import os
 import sys
 from typing import Dict, List
 
-from ..model import CLASSIFICATIONS
+from trainwreck.model import CLASSIFICATIONS
 
 NAME = "eval"
 ORDER = 90
@@ -33,8 +33,8 @@ def _hit(diag: dict, phrases: List[str]) -> bool:
 
 
 def evaluate(corpus: str, only: str = None) -> Dict:
-    from ..locate import NotFound
-    from ..pipeline import diagnose
+    from trainwreck.locate import NotFound
+    from trainwreck.pipeline import diagnose
 
     cases = sorted(d for d in os.listdir(corpus) if os.path.isfile(os.path.join(corpus, d, "case.json")))
     if only:

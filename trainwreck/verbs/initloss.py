@@ -57,8 +57,8 @@ def check(bundle, k=None):
 
 
 def run(args) -> int:
-    from ..collect import collect
-    from ..locate import locate
+    from trainwreck.collect import collect
+    from trainwreck.locate import locate
     b = collect(locate(args.path))
     r = check(b, args.num_classes or args.vocab)
     if args.json:

@@ -19,7 +19,7 @@ def add_arguments(p) -> None:
 
 
 def plan(result) -> dict:
-    from ..next_steps import onset_step, rollback_checkpoint
+    from trainwreck.decide.next_steps import onset_step, rollback_checkpoint
     d = result.diagnosis
     b = result.bundle
     onset = None
@@ -44,7 +44,7 @@ def plan(result) -> dict:
 
 
 def run(args) -> int:
-    from ..pipeline import diagnose
+    from trainwreck.pipeline import diagnose
     r = plan(diagnose(args.path, probe=False))
     if args.json:
         print(json.dumps(r, indent=2))

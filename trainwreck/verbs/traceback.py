@@ -6,8 +6,8 @@ import json
 import os
 import sys
 
-from ..model import Line
-from ..redact import PemTracker
+from trainwreck.collect.redact import PemTracker
+from trainwreck.model import Line
 
 NAME = "traceback"
 ORDER = 20
@@ -26,10 +26,10 @@ def _lines(path):
     if path == "-":
         data = sys.stdin.buffer.read(STDIN_LIMIT)
         pem = PemTracker()
-        from ..safeio import clean_line
+        from trainwreck.collect.safeio import clean_line
         return [Line("<stdin>", i, pem(clean_line(raw))) for i, raw in enumerate(data.split(b"\n"), 1)]
-    from ..collect import collect
-    from ..locate import locate
+    from trainwreck.collect import collect
+    from trainwreck.locate import locate
     b = collect(locate(path))
     for n in b.notes:
         print(f"trainwreck: note: {n}", file=sys.stderr)
@@ -40,7 +40,8 @@ def _lines(path):
 
 
 def run(args) -> int:
-    from ..tracebacks import render_text, summarize
+    from trainwreck.analyze.tracebacks.summary import summarize
+    from trainwreck.report.traceback import render_text
     if args.path and args.path != "-" and not os.path.lexists(args.path):
         print(f"trainwreck: no such file or directory: {args.path}", file=sys.stderr)
         return 2

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import json
 
-from ..model import Line
-from ..redact import redact
-from ..safeio import read_small
+from trainwreck.collect.redact import redact
+from trainwreck.collect.safeio import read_small
+from trainwreck.model import Line
 
 ORDER = 15
 

@@ -9,8 +9,8 @@ import os
 import threading
 from typing import Any, Dict, List
 
-from .bundle import Bundle
-from .model import DIRECT, Finding, Source
+from trainwreck.collect.bundle import Bundle
+from trainwreck.model import DIRECT, Finding, Source
 
 
 def _with_timeout(fn, seconds: float) -> Dict[str, Any]:

@@ -1,7 +1,7 @@
 """Detector: the Python tracebacks of the logs.
 
 One finding per distinct ROOT exception (`traceback.root-exception`, the chain rule is documented in
-trainwreck/tracebacks.py), the run interrupted from outside (`traceback.interrupted`), a log that ends in the
+trainwreck/analyze/tracebacks/parse.py), the run interrupted from outside (`traceback.interrupted`), a log that ends in the
 middle of a traceback (`traceback.truncated`) and the rank that failed first (`traceback.first-failing-rank`).
 
 The head and the tail of a partially read log are not contiguous: each is analysed on its own, and a
@@ -12,21 +12,20 @@ from __future__ import annotations
 import re
 from typing import Dict, Iterator, List, Optional, Tuple
 
-from ..bundle import Bundle
-from ..model import DIRECT, Finding, Line
-from ..tracebacks import (
+from trainwreck.analyze.tracebacks.parse import (
     RankFailure,
     Traceback,
     chain,
     chain_user_frame,
     dedup,
     norm_message,
-    pick_first_failure,
-    rank_failures,
     root_exception,
     scan,
     short_path,
 )
+from trainwreck.analyze.tracebacks.torchrun import pick_first_failure, rank_failures
+from trainwreck.collect.bundle import Bundle
+from trainwreck.model import DIRECT, Finding, Line
 
 _COMPILE_PATHS = ("/_inductor/", "/_dynamo/convert_frame", "/_dynamo/symbolic_convert", "/_dynamo/output_graph",
                   "/_dynamo/variables/", "/_functorch/aot_autograd.py", "/triton/compiler/", "/_export/")

@@ -5,7 +5,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterator, List, Optional
 
-from .model import ConfigEntry, Line, LogText, Point, Source
+from trainwreck.model import ConfigEntry, Line, LogText, Point, Source
 
 
 @dataclass

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import re
 
-from ..locate import LOG_NAMES, LOG_SUFFIXES
-from ..model import Point, Source
-from ..safeio import read_log
+from trainwreck.collect.safeio import read_log
+from trainwreck.locate import LOG_NAMES, LOG_SUFFIXES
+from trainwreck.model import Point, Source
 
 ORDER = 10
 FALLBACK = True  # a single file the user names is read as a log when no other reader claims it
@@ -30,11 +30,11 @@ def read(bundle, entry, ctx) -> None:
     if log.cut_mid_line and log.lines:
         bundle.note(f"{log.path}: ends without a newline (the writer may have been killed mid-line)")
     try:
-        from ..textmetrics import extract
+        from trainwreck.collect.textmetrics import extract
     except ImportError:  # pragma: no cover - textmetrics ships with the package
         return
-    from ..ranks import prefix_rank
-    from ..texttables import rows
+    from trainwreck.collect.ranks import prefix_rank
+    from trainwreck.collect.texttables import rows
 
     def series_of(text: str) -> str:
         # interleaved ranks each get their own series: mixing them would fake spikes and oscillations

@@ -8,8 +8,8 @@ import json
 import os
 from typing import Any, Dict, List
 
-from .pipeline import Result
-from .report import markdown
+from trainwreck.collect.bundle import Bundle
+from trainwreck.report import markdown
 
 
 class OutError(Exception):
@@ -37,7 +37,7 @@ def _validate(d: Dict[str, Any]) -> None:
         d.setdefault("notes", []).append("report.json was not checked against its schema: jsonschema is not "
                                          "installed (pip install jsonschema)")
         return
-    schema_path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "schemas", "diagnosis.schema.json")
+    schema_path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "schemas", "diagnosis.schema.json")
     with open(schema_path, encoding="utf-8") as f:
         schema = json.load(f)
     try:
@@ -46,8 +46,8 @@ def _validate(d: Dict[str, Any]) -> None:
         d.setdefault("notes", []).append(f"report.json does not match its schema: {exc.message[:200]}")
 
 
-def write_snapshot(result: Result, out: str, report: Dict[str, Any]) -> List[str]:
-    if _inside(out, result.run.root):
+def write_snapshot(bundle: Bundle, out: str, report: Dict[str, Any]) -> List[str]:
+    if _inside(out, bundle.root):
         raise OutError(f"--out {out} is inside the run directory; trainwreck never writes there. Choose another folder.")
     try:
         os.makedirs(out, exist_ok=True)
@@ -77,8 +77,8 @@ def write_snapshot(result: Result, out: str, report: Dict[str, Any]) -> List[str
                     "that were read); re-run and compare to tell whether the evidence changed"}
     put("artifacts/failure.lock.json", json.dumps(lock, indent=2) + "\n")
     try:
-        from .plot import plot
-        png = plot(result.bundle, d, os.path.join(out, "artifacts", "curves.png"))
+        from trainwreck.report.plot import plot
+        png = plot(bundle, d, os.path.join(out, "artifacts", "curves.png"))
         if png:
             written.append("artifacts/curves.png")
     except ImportError:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from typing import List, Optional
 
-from .model import Line
-from .tracebacks import RankFailure, Traceback, _scan, _split
+from trainwreck.analyze.tracebacks.parse import RankFailure, Traceback, scan, split_stream
+from trainwreck.model import Line
 
 _ENTRY = re.compile(r"\[(\d+)\]:$")
 _FIELD = re.compile(r"(time|host|rank|exitcode|error_file|traceback)\s*:\s?(.*)$")
@@ -27,7 +27,7 @@ def rank_failures(lines: List[Line]) -> List[RankFailure]:
         if not section and "Root Cause" not in t and "Failures:" not in t and "exitcode" not in t \
                 and not t.rstrip().endswith("]:"):
             continue
-        s = _split(t.rstrip())[2].strip()
+        s = split_stream(t.rstrip())[2].strip()
         if s.startswith("Root Cause (first observed failure)"):
             section, cur = "root", None
             continue
@@ -111,6 +111,6 @@ def first_failure(lines: List[Line]) -> Optional[RankFailure]:
     summary in the log), else the first rank whose traceback appears in `[rank N]:`-style output, else the
     first "Failures:" entry, else the first torchelastic "failed (exitcode …)" line."""
     lines = list(lines)
-    return pick_first_failure(rank_failures(lines), _scan(lines))
+    return pick_first_failure(rank_failures(lines), scan(lines))
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 from typing import Any, Dict, Optional
 
-from .bundle import Bundle
+from trainwreck.collect.bundle import Bundle
 
 
 def plot(bundle: Bundle, report: Dict[str, Any], path: str) -> Optional[str]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import Dict, List, Optional, Tuple
 
-from .metricnames import STEP_KEYS, canonical
+from trainwreck.collect.metricnames import STEP_KEYS, canonical
 
 Result = Tuple[Optional[int], Dict[str, float]]
 

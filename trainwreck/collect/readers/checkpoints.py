@@ -10,7 +10,7 @@ import os
 import re
 import struct
 
-from ..safeio import open_regular, pread
+from trainwreck.collect.safeio import open_regular, pread
 
 ORDER = 60
 SUFFIXES = (".pt", ".pth", ".ckpt", ".safetensors", ".bin", ".distcp", ".pkl", ".npz", ".msgpack")

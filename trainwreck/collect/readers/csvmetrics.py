@@ -5,10 +5,10 @@ import csv
 import io
 import os
 
-from ..metricnames import canonical
-from ..model import Point, Source
-from ..redact import redact
-from ..safeio import open_regular, pread
+from trainwreck.collect.metricnames import canonical
+from trainwreck.collect.redact import redact
+from trainwreck.collect.safeio import open_regular, pread
+from trainwreck.model import Point, Source
 
 ORDER = 30
 LIMIT = 8 << 20

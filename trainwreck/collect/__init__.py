@@ -1,6 +1,6 @@
 """Collect the evidence bundle: list the run boundedly, hand each file to the first reader that claims it.
 
-A reader is a module in `trainwreck/readers/` with `ORDER` (int), `claims(rel, name) -> bool` and
+A reader is a module in `trainwreck/collect/readers/` with `ORDER` (int), `claims(rel, name) -> bool` and
 `read(bundle, entry, ctx)`. Adding a format means adding a module there, nothing else.
 """
 from __future__ import annotations
@@ -13,10 +13,10 @@ import time
 from functools import lru_cache
 from typing import List, Optional
 
-from . import readers as _readers_pkg
-from .bundle import Bundle, FileRecord
-from .locate import Run
-from .safeio import Entry, Skip, Walker, open_regular
+from trainwreck.collect import readers as _readers_pkg
+from trainwreck.collect.bundle import Bundle, FileRecord
+from trainwreck.collect.safeio import Entry, Skip, Walker, open_regular
+from trainwreck.locate import Run
 
 MAX_FILES_READ = 64
 # folders that hold bulk data, not evidence

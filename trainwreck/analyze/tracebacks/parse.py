@@ -36,7 +36,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Deque, Dict, List, Optional, Tuple
 
-from .model import Line
+from trainwreck.model import Line
 
 HEADER = "Traceback (most recent call last):"
 SEP_CAUSE = "The above exception was the direct cause of the following exception:"
@@ -147,7 +147,7 @@ class RankFailure:
 
 # ---------------------------------------------------------------- line classification
 
-def _split(text: str) -> Tuple[str, Optional[int], str]:
+def split_stream(text: str) -> Tuple[str, Optional[int], str]:
     """(stream key, rank, body) of one line."""
     m = _TAGS.match(text)
     if not m:
@@ -247,7 +247,7 @@ class _Scanner:
         if self.pending:
             for k in [k for k, p in self.pending.items() if index - p[2] > 8]:
                 del self.pending[k]
-        key, rank, body = _split(t)
+        key, rank, body = split_stream(t)
         op = self.active.get(key)
         if op is None or not self._continue(op, body, line, index):
             self._idle(key, rank, body, line, index)
@@ -331,7 +331,7 @@ class _Scanner:
         for i, ln in reversed(self.recent):
             if index - i > 6:
                 break
-            k, r, b = _split(ln.text.rstrip())
+            k, r, b = split_stream(ln.text.rstrip())
             if k != key or not b.strip():
                 continue
             if closed is not None and closed.end is ln:
@@ -573,7 +573,7 @@ def _parse_plain(items: List[_Item], first: Line) -> Optional[Traceback]:
             return None
         return Traceback(exc_type=e[2][0], message=e[2][1], start=e[0], exc_line=e[0], end=e[0],
                          start_index=e[1], exc_index=e[1])
-    for m in _chain(tb):  # cite the verbatim log lines, not the text with the group's "| " margin removed
+    for m in chain(tb):  # cite the verbatim log lines, not the text with the group's "| " margin removed
         for attr in ("start", "exc_line", "end", "last_visible"):
             v = getattr(m, attr)
             if v is not None:
@@ -587,7 +587,8 @@ def _parse_plain(items: List[_Item], first: Line) -> Optional[Traceback]:
 
 # ---------------------------------------------------------------- public API
 
-def _scan(lines: List[Line]) -> List[Traceback]:
+def scan(lines: List[Line]) -> List[Traceback]:
+    """Every traceback chain in the lines, in order of appearance, NOT de-duplicated (one per rank)."""
     sc = _Scanner()
     for i, ln in enumerate(lines):
         sc.feed(i, ln)
@@ -609,7 +610,8 @@ def _key(tb: Traceback) -> Tuple:
             tuple(_key(s) for s in tb.sub_exceptions))
 
 
-def _dedup(raw: List[Traceback]) -> List[Traceback]:
+def dedup(raw: List[Traceback]) -> List[Traceback]:
+    """Fold identical tracebacks (type, message with digits normalised, frames, chain) into count/ranks."""
     groups: Dict[Tuple, Traceback] = {}
     out: List[Traceback] = []
     for tb in raw:
@@ -630,28 +632,16 @@ def _dedup(raw: List[Traceback]) -> List[Traceback]:
     return out
 
 
-def scan(lines: List[Line]) -> List[Traceback]:
-    """Every traceback chain in the lines, in order of appearance, NOT de-duplicated (one per rank)."""
-    return _scan(list(lines))
-
-
-def dedup(raw: List[Traceback]) -> List[Traceback]:
-    """Fold identical tracebacks (type, message with digits normalised, frames, chain) into count/ranks."""
-    return _dedup(raw)
 
 
 def find_tracebacks(lines: List[Line]) -> List[Traceback]:
     """Every traceback in the lines, in order of appearance: one per chain (the last exception printed, with
     `chained_from` links to the earlier ones), identical ones across ranks folded into `count`/`ranks`."""
-    return _dedup(_scan(list(lines)))
+    return dedup(scan(list(lines)))
 
 
 def chain(tb: Traceback) -> List[Traceback]:
     """The exceptions of a chain, the last one printed (tb) first."""
-    return _chain(tb)
-
-
-def _chain(tb: Traceback) -> List[Traceback]:
     out, seen = [tb], {id(tb)}
     while out[-1].chained_from is not None and id(out[-1].chained_from) not in seen:
         out.append(out[-1].chained_from)
@@ -662,7 +652,7 @@ def _chain(tb: Traceback) -> List[Traceback]:
 def root_exception(tb: Traceback) -> Traceback:
     """The exception the failure began with (see the module docstring for the rule and why)."""
     cur = tb
-    for prev in _chain(tb)[1:]:
+    for prev in chain(tb)[1:]:
         if _root_type(prev) in _JAX_PSEUDO or not prev.exc_type:
             continue
         if cur.chain_kind == "during-handling" and _root_type(prev) in _BOOKKEEPING and cur.exc_type:
@@ -683,7 +673,7 @@ def chain_user_frame(tb: Traceback) -> Optional[Frame]:
     f = innermost_user_frame(root)
     if f is not None:
         return f
-    members = _chain(tb)
+    members = chain(tb)
     idx = next((i for i, m in enumerate(members) if m is root), len(members))
     for m in reversed(members[:idx]):
         f = innermost_user_frame(m)
@@ -692,7 +682,15 @@ def chain_user_frame(tb: Traceback) -> Optional[Frame]:
     return None
 
 
-# Torchrun summaries and the JSON/terminal rendering live in their own modules; re-exported here so that
-# `from trainwreck.tracebacks import first_failure, summarize, render_text` keeps working.
-from .torchrun import first_failure, pick_first_failure, rank_failures  # noqa: E402,F401
-from .traceback_report import render_text, short_path, summarize  # noqa: E402,F401
+
+_PKG_ROOT = re.compile(r"^.*/(?:site-packages|dist-packages|lib/python\d[\d.]*)/")
+
+
+def short_path(path: str, keep: int = 2) -> str:
+    """A path short enough for a claim: the module path inside site-packages, else the last `keep` parts."""
+    p = path.replace("\\", "/")
+    m = _PKG_ROOT.match(p)
+    if m:
+        return p[m.end():]
+    parts = [x for x in p.split("/") if x]
+    return "/".join(parts[-keep:]) if len(parts) > keep else path

@@ -10,10 +10,10 @@ import os
 import re
 from typing import Optional
 
-from ..metricnames import canonical
-from ..model import Point, Source
-from ..redact import redact
-from ..safeio import COUNT_LIMIT, open_regular, pread
+from trainwreck.collect.metricnames import canonical
+from trainwreck.collect.redact import redact
+from trainwreck.collect.safeio import COUNT_LIMIT, open_regular, pread
+from trainwreck.model import Point, Source
 
 ORDER = 30
 LIMIT = 2 << 20
@@ -108,13 +108,13 @@ def read(bundle, entry, ctx) -> None:
             tail = pread(fd, size - tail_off, tail_off)
             first = None
             if size <= COUNT_LIMIT:
-                from ..safeio import count_newlines
+                from trainwreck.collect.safeio import count_newlines
                 first = count_newlines(fd, tail_off) + 1
             _entries(bundle, rel, tail.decode("utf-8", "replace"), first)
             hit = _first_nonfinite(fd, size)
             if hit:
                 off, data = hit
-                from ..safeio import count_newlines
+                from trainwreck.collect.safeio import count_newlines
                 line = count_newlines(fd, off) + 1 if size <= COUNT_LIMIT else None
                 _entries(bundle, rel, data.decode("utf-8", "replace"), line)
             for series in bundle.series.values():

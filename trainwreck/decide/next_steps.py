@@ -6,8 +6,8 @@ import os
 import shlex
 from typing import List, Optional
 
-from .bundle import Bundle
-from .model import Finding
+from trainwreck.collect.bundle import Bundle
+from trainwreck.model import Finding
 
 
 def onset_step(cls: str, primary: Optional[Finding], findings: List[Finding]) -> Optional[int]:

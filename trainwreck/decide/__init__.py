@@ -12,9 +12,9 @@ import re
 import shlex
 from typing import Dict, List, Optional, Tuple
 
-from .bundle import Bundle
-from .model import DIRECT, HYPOTHESIS, Diagnosis, Finding, Source
-from .next_steps import next_probe, onset_step, rollback_checkpoint, verify_command
+from trainwreck.collect.bundle import Bundle
+from trainwreck.decide.next_steps import next_probe, onset_step, rollback_checkpoint, verify_command
+from trainwreck.model import DIRECT, HYPOTHESIS, Diagnosis, Finding, Source
 
 ROLE_WEIGHT = {"cause": 1.0, "symptom": 0.9, "terminal": 0.45, "factor": 0.0, "context": 0.0}
 # When two classes score alike, the one earlier in this list is the more specific diagnosis.

@@ -1,10 +1,10 @@
 """Run configs: Hydra's resolved config (config.yaml, .hydra/config.yaml), overrides.yaml, hparams.yaml, args.yaml."""
 from __future__ import annotations
 
-from ..model import ConfigEntry
-from ..redact import redact
-from ..safeio import read_small
-from ..yamlish import scan, unquote
+from trainwreck.collect.redact import redact
+from trainwreck.collect.safeio import read_small
+from trainwreck.collect.yamlish import scan, unquote
+from trainwreck.model import ConfigEntry
 
 ORDER = 20
 NAMES = {"config.yaml", "config.yml", "overrides.yaml", "hparams.yaml", "args.yaml", "hydra.yaml", "train_config.yaml",

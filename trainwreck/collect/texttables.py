@@ -9,8 +9,8 @@ import math
 import re
 from typing import Dict, Iterator, List, Optional, Tuple
 
-from .metricnames import canonical
-from .model import Line
+from trainwreck.collect.metricnames import canonical
+from trainwreck.model import Line
 
 _SPLIT = re.compile(r"\t+|\s{2,}|\s*\|\s*")
 _NAME = re.compile(r"^[A-Za-z_][\w/.\-]*$")

@@ -11,10 +11,10 @@ import math
 import os
 from typing import Dict, Optional, Tuple
 
-from ..metricnames import STEP_KEYS, canonical
-from ..model import Point, Source
-from ..redact import redact
-from ..safeio import COUNT_LIMIT, open_regular, pread
+from trainwreck.collect.metricnames import STEP_KEYS, canonical
+from trainwreck.collect.redact import redact
+from trainwreck.collect.safeio import COUNT_LIMIT, open_regular, pread
+from trainwreck.model import Point, Source
 
 ORDER = 30
 FULL_PARSE_LIMIT = 2 << 20

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 import re
 
-from ..model import Line, Source
-from ..redact import PemTracker, redact
-from ..safeio import read_small
+from trainwreck.collect.redact import PemTracker, redact
+from trainwreck.collect.safeio import read_small
+from trainwreck.model import Line, Source
 
 ORDER = 40
 NAMES = {"git_sha.txt", "git.txt", "seed.txt", "cuda_info.txt", "env.txt", "environment.txt", "pip_freeze.txt",

@@ -17,8 +17,8 @@ import time
 from dataclasses import dataclass
 from typing import Iterator, List, Optional, Tuple
 
-from .model import Line, LogText
-from .redact import PemTracker, redact
+from trainwreck.collect.redact import PemTracker, redact
+from trainwreck.model import Line, LogText
 
 FULL_READ_LIMIT = 2 << 20  # files up to this size are read whole
 TAIL_BYTES = 1 << 20  # at most this much is read from the end of a larger file

@@ -1,1 +1,0 @@
-"""Readers: one module per artifact format. See trainwreck/collect.py for the protocol."""
