@@ -16,9 +16,10 @@ MAX_LINES = 400
 # The flow: an earlier stage never imports a later one. Shared base modules sit below every stage;
 # entry points (pipeline, cli, verbs) sit above them all.
 LAYERS = [
-    ("base", ["trainwreck.model", "trainwreck.catalog", "trainwreck"]),
+    ("base", ["trainwreck.model", "trainwreck"]),
     ("locate", ["trainwreck.locate"]),
     ("collect", ["trainwreck.collect"]),
+    ("catalog", ["trainwreck.catalog"]),  # data the detectors match against; built with collect's YAML reader
     ("probes", ["trainwreck.probes"]),
     ("analyze", ["trainwreck.analyze"]),
     ("decide", ["trainwreck.decide"]),
