@@ -79,8 +79,7 @@ def launcher_prefix(text: str) -> Tuple[Optional[int], str]:
 
 def prefix_rank(text: str) -> Optional[int]:
     """The rank named by the launcher tags at the start of `text`, or None."""
-    c = text[:1]
-    if c == " " or c == "\t":
+    if text[:1].isspace():
         text = text.lstrip()
     elif not _may_start_tags(text):
         return None
