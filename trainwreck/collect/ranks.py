@@ -13,7 +13,7 @@ The one parser of the prefixes that launchers, log collectors and loggers put in
 * rank mentions inside the message: `[Rank 3]`, `[PG 1 Rank 3]`, `RankID:3`, `rank 3`, `rank=3`, `global_rank: 3`.
 
 split_stream(text) -> (stream key, rank, body): the launcher tags at column 0 (the traceback scanner's streams).
-launcher_prefix(text) -> (rank, rest): the same, leading blanks allowed (srun pads its labels).
+launcher_prefix(text) -> (rank, rest): the same, leading blanks allowed (a padded srun label, an indented excerpt).
 prefix_rank(text) -> rank: the rank of the launcher tags (per-rank metric series).
 strip_prefixes(text) -> (rank, message): every leading launcher tag and record prefix removed.
 line_rank(text) -> rank: the rank that printed the line, else the rank the line names.
