@@ -10,8 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from trainwreck.analyze import bare_exception, stack
 from trainwreck.analyze.tracebacks import detect, infer_stage
 from trainwreck.analyze.tracebacks.parse import (
+    chain,
     chain_user_frame,
     find_tracebacks,
     innermost_user_frame,
@@ -20,7 +22,8 @@ from trainwreck.analyze.tracebacks.parse import (
 from trainwreck.analyze.tracebacks.summary import summarize
 from trainwreck.analyze.tracebacks.torchrun import first_failure, rank_failures
 from trainwreck.collect.bundle import Bundle
-from trainwreck.model import Line, LogText
+from trainwreck.collect.ranks import launcher_prefix, line_rank, prefix_rank, split_stream, strip_prefixes
+from trainwreck.model import Finding, Line, LogText
 from trainwreck.report.traceback import render_text
 
 DATA = Path(__file__).parent / "data" / "tracebacks"
@@ -148,6 +151,217 @@ def test_garbled_output_of_four_ranks_still_yields_the_error_and_the_root_cause_
 def test_first_rank_to_print_a_traceback_when_no_summary():
     ff = first_failure(load("ascend_npu_rank7.log"))
     assert (ff.rank, ff.source, ff.line.line) == (7, "traceback", 22)
+
+
+def _rank_tb(rank: int, exc: str, where: str = "step") -> List[str]:
+    p = f"[rank{rank}]: "
+    return [p + "Traceback (most recent call last):", p + '  File "/work/train.py", line 88, in <module>',
+            p + "    main()", p + f'  File "/work/train.py", line 61, in {where}', p + "    loss.backward()", p + exc]
+
+
+def _entry(i: int, rank: int, sec: int) -> List[str]:
+    """One entry of torchrun's ChildFailedError report."""
+    return [f"[{i}]:", f"  time      : 2026-03-02_10:00:0{sec}", "  host      : node7",
+            f"  rank      : {rank} (local_rank: {rank})", f"  exitcode  : 1 (pid: {4000 + rank})", "  error_file: <N/A>",
+            "  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html"]
+
+
+def _summary(root: int, others: List[int], t0: int = 2) -> List[str]:
+    """torchrun's ChildFailedError report: the other failures first, the root cause last, as torchrun prints."""
+    out = ["torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ", "=" * 60, "train.py FAILED",
+           "-" * 60, "Failures:"]
+    for i, r in enumerate(others, 1):
+        out += _entry(i, r, t0 + i)
+    return out + ["-" * 60, "Root Cause (first observed failure):"] + _entry(0, root, t0) + ["=" * 60]
+
+
+def _lines(rows: List[str], path: str = "train.log") -> List[Line]:
+    return [Line(path, i, t) for i, t in enumerate(rows, 1)]
+
+
+# ranks 5, 2 and 0 fail in that order: rank 5 with the real error, the other two with its consequence
+_THREE_RANKS = (["step 90 loss 2.1", "[rank1]: step 91 loss 2.0"]
+                + _rank_tb(5, "RuntimeError: CUDA error: an illegal memory access was encountered")
+                + ["[rank3]: step 92 loss 2.0"]
+                + _rank_tb(2, "torch.distributed.DistBackendError: NCCL communicator was aborted on rank 2.")
+                + _rank_tb(0, "torch.distributed.DistBackendError: NCCL communicator was aborted on rank 0."))
+
+
+def test_first_failing_rank_is_the_first_of_several_ranks_to_print_a_traceback():
+    lines = _lines(_THREE_RANKS)
+    ff = first_failure(lines)
+    assert (ff.rank, ff.source) == (5, "traceback")
+    assert ff.line.text == "[rank5]: RuntimeError: CUDA error: an illegal memory access was encountered"
+    assert summarize(lines)["first_failure"]["rank"] == 5
+    fs = detect(Bundle(root=".", target=".", logs=[LogText("train.log", 0, lines, True)]))
+    (f,) = [f for f in fs if f.id == "traceback.first-failing-rank"]
+    assert f.rank == 5 and f.claim.startswith("rank 5 printed its traceback first of 3 ranks")
+    (nccl,) = [f for f in fs if f.claim.startswith("torch.distributed.DistBackendError")]
+    assert "on rank 2 first; 2 ranks raised the same" in nccl.claim  # the earlier of the two, not the later
+
+
+@pytest.mark.parametrize("printed", ["in the order they failed", "rank 5 last"])
+def test_torchrun_root_cause_names_the_first_failing_rank(printed):
+    if printed == "rank 5 last":  # stderr is buffered differently per rank; torchrun still saw rank 5 die first
+        rows = (_rank_tb(2, "ValueError: consequence") + _rank_tb(0, "ValueError: consequence")
+                + _rank_tb(5, "RuntimeError: CUDA error: an illegal memory access was encountered"))
+    else:
+        rows = list(_THREE_RANKS)
+    rows += _summary(root=5, others=[2, 0])
+    lines = _lines(rows)
+    ff = first_failure(lines)
+    assert (ff.rank, ff.root_cause, ff.source, ff.time) == (5, True, "elastic-summary", "2026-03-02_10:00:02")
+    assert [(r.rank, r.root_cause) for r in rank_failures(lines)] == [(2, False), (0, False), (5, True)]
+    assert "First failure: rank 5 host node7" in render_text(summarize(lines))
+    (f,) = [f for f in detect(Bundle(root=".", target=".", logs=[LogText("train.log", 0, lines, True)]))
+            if f.id == "traceback.first-failing-rank"]
+    assert f.claim.startswith("rank 5 (host node7) failed first at 2026-03-02_10:00:02")
+    assert f.evidence[0].text == "  rank      : 5 (local_rank: 5)"
+
+
+def test_the_last_torchrun_summary_of_a_restarted_run_names_the_first_failure():
+    rows = (_rank_tb(3, "ValueError: first attempt") + _summary(root=3, others=[1])
+            + ["restarting: attempt 2"] + _rank_tb(6, "OSError: [Errno 28] No space left on device")
+            + _summary(root=6, others=[4], t0=5))
+    lines = _lines(rows)
+    ff = first_failure(lines)
+    assert (ff.rank, ff.time) == (6, "2026-03-02_10:00:05")
+    root_line = rows.index("  rank      : 6 (local_rank: 6)") + 1  # in the second summary's root-cause entry
+    assert ff.line.line == root_line
+    assert summarize(lines)["first_failure"]["rank"] == 6
+    (f,) = [f for f in detect(Bundle(root=".", target=".", logs=[LogText("train.log", 0, lines, True)]))
+            if f.id == "traceback.first-failing-rank"]
+    assert f.rank == 6 and f.evidence[0].line == root_line
+
+
+def test_without_any_root_cause_the_first_listed_failure_is_used():
+    rows = ["Failures:"] + _entry(1, 4, 3) + _entry(2, 1, 4) + ["=" * 60]
+    lines = _lines(rows)
+    assert [r.rank for r in rank_failures(lines)] == [4, 1]
+    ff = first_failure(lines)
+    assert (ff.rank, ff.root_cause) == (4, False)
+
+
+# ---------------------------------------------------------------- an exception line with no traceback
+
+def _bare(rows: List[str]) -> List[Finding]:
+    lines = _lines(rows)
+    return bare_exception.detect(Bundle(root=".", target=".", logs=[LogText("train.log", 0, lines, True)]))
+
+
+def test_the_last_bare_exception_line_of_a_log_is_its_error():
+    rows = ["ValueError: could not parse config value 'lr'", "step 1 loss 2.3", "[rank1]: KeyError: 'labels'",
+            "step 2 loss 2.2", "[rank3]: RuntimeError: CUDA error: an illegal memory access was encountered",
+            "shutting down"]
+    (f,) = _bare(rows)
+    assert f.claim == ("RuntimeError: CUDA error: an illegal memory access was encountered "
+                       "(the log's last exception line; no traceback around it)")
+    assert f.evidence[0].line == 5 and f.suggests == "crash"
+
+
+def test_bare_exception_lines_behind_every_launcher_prefix_are_read():
+    for prefix in ("", "[rank2]: ", "[default2]:", "[2]<stderr>:", "[1,2]<stderr>: ", "2: ", "stderr: ",
+                   "2026-03-02T10:00:00.123Z [rank2]: "):
+        (f,) = _bare(["step 1 loss 2.0", prefix + "AssertionError: batch size must be even"])
+        assert f.claim.startswith("AssertionError: batch size must be even"), prefix
+    assert _bare(["step 1", "[INFO] ValueError: x is only a log message"]) == []  # not a launcher prefix
+    # a launcher's own summary of a child failure is not the failure
+    assert _bare(["subprocess.CalledProcessError: Command '['python', 'train.py']' returned 1"]) == []
+
+
+# ---------------------------------------------------------------- launcher prefixes (trainwreck.collect.ranks)
+
+@pytest.mark.parametrize("text,key,rank,body", [
+    ("[rank3]: loss 2.1", "[rank3]:", 3, "loss 2.1"),
+    ("rank3]: loss 2.1", "[rank3]:", 3, "loss 2.1"),  # the line was cut before its "["
+    ("[default3]:loss 2.1", "[default3]:", 3, "loss 2.1"),
+    ("[3]<stderr>:loss 2.1", "[3]<stderr>:", 3, "loss 2.1"),
+    ("[1,3]<stderr>:loss 2.1", "[1,3]<stderr>:", 3, "loss 2.1"),
+    ("3: loss 2.1", "3:", 3, "loss 2.1"),
+    ("stderr: loss 2.1", "stderr:", None, "loss 2.1"),
+    ("stderr: [rank3]: loss 2.1", "stderr:[rank3]:", 3, "loss 2.1"),
+    ("11: [rank11]:[E617 15:17:35.5 ProcessGroupNCCL.cpp:681] x", "11:[rank11]:", 11,
+     "[E617 15:17:35.5 ProcessGroupNCCL.cpp:681] x"),
+    ("2026-03-02T10:00:00.123Z [rank3]: loss 2.1", "[rank3]:", 3, "loss 2.1"),
+    ("2026-03-02 10:00:00 rank3]: loss 2.1", "", None, "2026-03-02 10:00:00 rank3]: loss 2.1"),
+    ("  [rank3]: loss 2.1", "", None, "  [rank3]: loss 2.1"),  # streams start at column 0
+    ("[0]:", "", None, "[0]:"),  # an entry of torchrun's failure summary, not a rank tag
+    ("12345: x", "", None, "12345: x"),
+])
+def test_split_stream(text, key, rank, body):
+    assert split_stream(text) == (key, rank, body)
+
+
+def test_rank_of_a_line_for_every_launcher_and_mention():
+    assert prefix_rank("  3: loss 2.1") == 3  # srun pads its labels
+    assert prefix_rank("[Rank 3] watchdog") is None and line_rank("[Rank 3] watchdog") == 3
+    assert line_rank("[1,3]<stderr>:INFO:tensorflow:loss = 2.1 on rank 0") == 3  # who printed it comes first
+    assert line_rank("(PID:1, Device:3, RankID:7) ERR02200") == 7
+    assert line_rank("global_rank=5 loss nan") == 5 and line_rank("loss nan") is None
+
+
+def test_strip_prefixes_leaves_the_message():
+    assert strip_prefixes("[1,3]<stderr>:[2026-03-02 10:00:00,123] [INFO] [stage2.py:1628:step] OVERFLOW!") == (
+        3, "OVERFLOW!")
+    assert strip_prefixes("(RayTrainWorker pid=4242) 2026-03-02T10:00:00Z CUDA out of memory") == (
+        None, "CUDA out of memory")
+    assert strip_prefixes("I1203 12:00:00.123456 123 nccl.cc:42] [rank2] NCCL WARN x") == (2, "NCCL WARN x")
+    assert strip_prefixes("host-1:1234:5678 [3] NCCL INFO Channel 00") == (None, "NCCL INFO Channel 00")
+    assert strip_prefixes("loss went NaN [step 3]") == (None, "loss went NaN [step 3]")
+
+
+def test_world_size_counts_ranks_from_every_launcher_prefix():
+    rows = [f"[1,{r}]<stderr>:INFO:tensorflow:cross_entropy = 3.2, step = {s}" for s in range(3) for r in range(4)]
+    b = Bundle(root=".", target=".", logs=[LogText("train.log", 0, _lines(rows), True)])
+    (f,) = stack.detect(b)
+    assert "4 ranks" in f.claim
+
+
+_TAG_ST = st.one_of(st.integers(0, 99999).map(lambda r: (f"[rank{r}]: ", r)),
+                    st.integers(0, 99999).map(lambda r: (f"[default{r}]:", r)),
+                    st.integers(0, 99999).map(lambda r: (f"[{r}]<stderr>:", r)),
+                    st.tuples(st.integers(0, 9), st.integers(0, 999)).map(lambda t: (f"[{t[0]},{t[1]}]<stdout>:", t[1])),
+                    st.integers(0, 9999).map(lambda r: (f"{r}: ", r)),
+                    st.just(("stderr: ", None)))
+_BODY_ST = st.text(max_size=40).map(lambda s: "x " + s)  # a message: it starts like no tag and no record prefix
+_ISO_ST = st.sampled_from(["", "2026-03-02T10:00:00Z ", "2026-03-02 10:00:00,123 ", "2026-03-02T10:00:00.5+01:00 "])
+
+
+@settings(max_examples=300, deadline=None)
+@given(_ISO_ST, st.lists(_TAG_ST, min_size=1, max_size=3), _BODY_ST, st.sampled_from(["", " ", "   ", "\t"]))
+def test_launcher_tags_are_split_off_and_the_first_rank_named_wins(iso, tags, body, blanks):
+    line = iso + "".join(t for t, _ in tags) + body
+    first = next((r for _, r in tags if r is not None), None)
+    assert split_stream(line) == ("".join(t.replace(" ", "") for t, _ in tags), first, body)
+    assert split_stream(blanks + line) == (("", None, blanks + line) if blanks else split_stream(line))
+    assert launcher_prefix(blanks + line) == (first, body)
+    assert prefix_rank(blanks + line) == first
+    assert strip_prefixes(blanks + line) == (first, body)
+    assert line_rank(line + " rank 99999") == (first if first is not None else 99999)
+
+
+_PIECES_ST = st.lists(st.one_of(st.sampled_from(["[rank3]: ", "rank3]:", "[default3]:", "[3]<stderr>:", "[1,3]<stdout>:",
+                                                 "3: ", "stderr: ", "2026-03-02T10:00:00Z ", "[INFO] ", " ", "[",
+                                                 "(RayTrainWorker pid=7) ", "I1203 12:00:00.1 12 a.cc:4] ", "rank 5",
+                                                 "\n", "\u3000"]),
+                                st.text(max_size=6)), max_size=6).map("".join)
+
+
+@settings(max_examples=500, deadline=None)
+@given(_PIECES_ST)
+def test_prefix_parsers_only_ever_remove_a_prefix_and_agree(text):
+    key, rank, body = split_stream(text)
+    assert text.endswith(body)
+    if not key:
+        assert (rank, body) == (None, text)
+    else:
+        assert len(body) < len(text) and ("[" + text[:len(text) - len(body)].replace(" ", "")).endswith(key)
+    r, rest = launcher_prefix(text)
+    assert text.endswith(rest) and r == split_stream(text.lstrip())[1] == prefix_rank(text)
+    r2, msg = strip_prefixes(text)
+    assert rest.endswith(msg) and (r is None or r2 == r)
+    if r is not None:  # who printed the line wins over any rank the message names
+        assert line_rank(text) == r
 
 
 # ---------------------------------------------------------------- chains
@@ -367,20 +581,48 @@ PIECES = ["Traceback (most recent call last):", '  File "/x/train.py", line 3, i
           "Error executing job with overrides: []", "[rank1]: ", "[1,0]<stderr>:", "3: ", "stderr: ", "\r", "\n"]
 
 
-@settings(max_examples=300, deadline=None)
-@given(st.lists(st.tuples(
+_ROWS = st.lists(st.tuples(
     st.lists(st.one_of(st.sampled_from(PIECES), st.text(max_size=20)), max_size=3).map("".join),
     st.one_of(st.none(), st.integers(min_value=-2, max_value=60)),
-    st.sampled_from(["a.log", "b.log"])), max_size=60))
-def test_never_raises_on_arbitrary_lines(rows):
-    lines = [Line(p, n, t) for t, n, p in rows]
+    st.sampled_from(["a.log", "b.log"])), max_size=40)
+_PLANTED = ["[rank9]: Traceback (most recent call last):", '[rank9]:   File "/work/planted.py", line 7, in main',
+            "[rank9]:     explode()", "[rank9]: ZeroDivisionError: division by zero"]
+
+
+def _cited_lines_are_input_lines(lines: List[Line], cited: List[Line]) -> None:
+    by_key: dict = {}
+    for ln in lines:
+        by_key.setdefault((ln.path, ln.line), []).append(ln.text)
+    for c in cited:  # a line with several records in it ("\r", "\n") is cited record by record
+        assert any(c.text in t for t in by_key.get((c.path, c.line), [])), c
+
+
+@settings(max_examples=300, deadline=None)
+@given(_ROWS, _ROWS)
+def test_a_traceback_among_arbitrary_lines_is_found_whole(before, after):
+    planted = [Line("planted.log", i, t) for i, t in enumerate(_PLANTED, 1)]
+    lines = [Line(p, n, t) for t, n, p in before] + planted + [Line(p, n, t) for t, n, p in after]
     tbs = find_tracebacks(lines)
-    for t in tbs:
-        root_exception(t)
-        chain_user_frame(t)
-    render_text(summarize(lines))
-    first_failure(lines)
-    detect(Bundle(root=".", target=".", logs=[LogText("a.log", 0, lines, True)]))
+    (t,) = [t for t in tbs if t.exc_line is planted[3]]
+    assert (t.exc_type, t.message, t.rank, t.start, t.truncated) == (
+        "ZeroDivisionError", "division by zero", 9, planted[0], False)
+    assert [(f.file, f.line, f.func, f.code, f.log_line) for f in t.frames] == [
+        ("/work/planted.py", 7, "main", "explode()", planted[1])]
+    assert root_exception(t) is t and chain_user_frame(t) is t.frames[0]
+    cited = [x for h in tbs for m in chain(h) for x in [m.start, m.exc_line, m.end, m.last_visible]
+             + [f.log_line for f in m.frames] if x is not None]
+    _cited_lines_are_input_lines(lines, cited)
+    s = summarize(lines)
+    assert s["lines"] == len(lines) and len(s["tracebacks"]) == len(tbs)
+    assert json.loads(json.dumps(s)) == s
+    assert "ZeroDivisionError: division by zero  (planted.log:4)" in render_text(s)
+    ff = first_failure(lines)
+    assert ff is not None  # rank 9 printed a traceback, so some rank failed first
+    fs = detect(Bundle(root=".", target=".", logs=[LogText("a.log", 0, lines, True)]))
+    (root,) = [f for f in fs if f.id == "traceback.root-exception" and f.evidence[0].path == "planted.log"]
+    assert root.claim == "ZeroDivisionError: division by zero raised in /work/planted.py:7 (main) on rank 9"
+    assert root.rank == 9 and [(e.path, e.line) for e in root.evidence] == [("planted.log", 4), ("planted.log", 2)]
+    _cited_lines_are_input_lines(lines, [Line(e.path, e.line, e.text) for f in fs for e in f.evidence])
 
 
 @pytest.mark.parametrize("name", sorted(p.name for p in DATA.glob("*.log")))

@@ -6,10 +6,9 @@ import re
 from typing import List
 
 from trainwreck.collect.bundle import Bundle
+from trainwreck.collect.ranks import launcher_prefix
 from trainwreck.model import DIRECT, Finding
 
-# rank / logging prefixes a line may carry before the exception text
-_PREFIX = re.compile(r"^(?:\[(?:rank|default)?\d+\]:?\s*|\[\d+,\d+\]<std(?:err|out)>:\s*|\d+: )")
 _EXC = re.compile(r"^(?:[a-z_][\w]*\.)*(?P<type>[A-Z]\w*(?:Error|Exception))(?P<sep>: |$)(?P<msg>.*)")
 _NOT_FATAL = ("Warning", "DeprecationWarning")
 # launcher summaries repeat a child's failure; they are not the failure (the catalog reads their exit codes)
@@ -30,7 +29,7 @@ def detect(bundle: Bundle) -> List[Finding]:
                 continue
             if len(t) > 2000 or ("Error" not in t and "Exception" not in t):
                 continue
-            m = _EXC.match(_PREFIX.sub("", t, count=1))
+            m = _EXC.match(_strip_rank(t))
             if m and not m.group("type").endswith(_NOT_FATAL) and m.group("type") not in _LAUNCHER:
                 last = (line, m) if since_tb > 300 else None  # inside a traceback: the traceback detector's
         if last is None:
@@ -46,3 +45,9 @@ def detect(bundle: Bundle) -> List[Finding]:
                    "--log-dir logs, or PYTHONFAULTHANDLER=1)"],
             verify_skill="debug"))
     return out
+
+
+def _strip_rank(text: str) -> str:
+    """The text after the launcher tags that say which rank printed it (blanks after them too)."""
+    _rank, body = launcher_prefix(text)
+    return body if body is text else body.lstrip()

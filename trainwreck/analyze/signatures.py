@@ -27,11 +27,9 @@ _RANK_PATTERNS = [
 
 
 def parse_rank(text: str) -> Optional[int]:
-    for pat in _RANK_PATTERNS:
-        m = pat.search(text[:400])
-        if m:
-            return int(m.group(1))
-    return None
+    from trainwreck.collect.ranks import line_rank  # the one rank parser
+
+    return line_rank(text)
 
 
 class _Hits:

@@ -5,6 +5,7 @@ import re
 from typing import List
 
 from trainwreck.collect.bundle import Bundle
+from trainwreck.collect.ranks import line_rank
 from trainwreck.model import Finding
 
 # Lower-case literals that reveal a stack in log text (plain substring tests on the lower-cased log).
@@ -70,12 +71,11 @@ def _setup(bundle: Bundle, blob: str) -> List[str]:
     elif e is not None and e.value.isdigit() and e.key.rsplit(".", 1)[-1] in ("world_size", "num_gpus"):
         world = int(e.value)
     else:
-        from trainwreck.analyze.signatures import parse_rank
         ranks = set()
         for i, line in enumerate(bundle.all_lines()):
             if i >= 20000:
                 break
-            r = parse_rank(line.text[:200])
+            r = line_rank(line.text[:200])
             if r is not None:
                 ranks.add(r)
         if len(ranks) > 1:

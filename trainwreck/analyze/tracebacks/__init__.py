@@ -13,9 +13,6 @@ import re
 from typing import Dict, Iterator, List, Optional, Tuple
 
 from trainwreck.analyze.tracebacks.parse import (
-    RankFailure,
-    Traceback,
-    chain,
     chain_user_frame,
     dedup,
     norm_message,
@@ -24,6 +21,7 @@ from trainwreck.analyze.tracebacks.parse import (
     short_path,
 )
 from trainwreck.analyze.tracebacks.torchrun import pick_first_failure, rank_failures
+from trainwreck.analyze.tracebacks.vocab import RankFailure, Traceback, chain
 from trainwreck.collect.bundle import Bundle
 from trainwreck.model import DIRECT, Finding, Line
 

@@ -3,17 +3,9 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional
 
-from trainwreck.analyze.tracebacks.parse import (
-    Frame,
-    RankFailure,
-    Traceback,
-    chain,
-    chain_user_frame,
-    dedup,
-    root_exception,
-    scan,
-)
+from trainwreck.analyze.tracebacks.parse import chain_user_frame, dedup, root_exception, scan
 from trainwreck.analyze.tracebacks.torchrun import pick_first_failure, rank_failures
+from trainwreck.analyze.tracebacks.vocab import Frame, RankFailure, Traceback, chain
 from trainwreck.model import Line
 
 

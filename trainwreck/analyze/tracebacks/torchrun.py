@@ -5,7 +5,9 @@ from __future__ import annotations
 import re
 from typing import List, Optional
 
-from trainwreck.analyze.tracebacks.parse import RankFailure, Traceback, scan, split_stream
+from trainwreck.analyze.tracebacks.parse import scan
+from trainwreck.analyze.tracebacks.vocab import RankFailure, Traceback
+from trainwreck.collect.ranks import split_stream
 from trainwreck.model import Line
 
 _ENTRY = re.compile(r"\[(\d+)\]:$")
