@@ -1,0 +1,185 @@
+"""Discovery: the run to diagnose under a folder, the same for the CLI and the prompt-router hook.
+
+The rule, for a folder F (the current directory, or a directory the user named):
+
+1. F holds a run's own records (metrics.jsonl/.csv, trainer_state.json, hparams.yaml, events.jsonl,
+   TensorBoard events, *.wandb, wandb-metadata/summary, progress.csv, `.hydra/`, HF `checkpoint-*/`):
+   F is the run, whole, with everything under it (its `wandb/`, `lightning_logs/`, `checkpoints/`).
+2. Otherwise every layout below is searched, each candidate is a folder that holds a log or a run record, and
+   each is dated by the newest modification time of the folder and its direct entries:
+   `runs/*`, `outputs/*/*` (Hydra), `multirun/*/*/*`, `lightning_logs/version_*`, `*/lightning_logs/version_*`,
+   `wandb/latest-run`, `wandb/run-*`, `wandb/offline-run-*`, `logs/*`, `checkpoints/*`, and plain `*/`
+   (which also finds an HF Trainer output_dir: it holds `checkpoint-*/`). A candidate `checkpoint-*` folder
+   stands for its parent (the output_dir). The same folder reached twice (a symlink) counts once.
+3. A candidate folder under another candidate: when the outer one holds records, the inner one is part of it;
+   otherwise the outer one is not a run, and its loose log files become candidates, each as a single file.
+4. The log files directly in F (`nohup.out`, `*.log`, `slurm-*.out`, …) are candidates too, each as a single
+   file, when some *run folder* sits beside them: a candidate from a named layout, or a plain `*/` folder with
+   records or with a config.yaml beside its logs. A stray root log therefore wins only when it is the newest
+   evidence, and then the diagnosis reads that one file, never the whole project tree.
+   With no run folder beside them, F with its logs (or its config.yaml) is the run, whole, as before.
+5. The newest candidate wins; on equal times a folder beats a file, then the path that sorts last
+   (`version_1` over `version_0`, the later timestamp).
+
+Bounded: a folder listing reads at most 4,096 names; where a layout fans out (Hydra date folders) the 64
+most recently changed folders are followed; at most 64 candidate folders (the most recently changed first)
+have their entries read, 256 entries each. Nothing is walked deeper than the layouts above.
+"""
+from __future__ import annotations
+
+import os
+
+from trainwreck.locate.evidence import Folder, inspect
+
+PLAIN = "*"
+PATTERNS = ("runs/*", "outputs/*/*", "multirun/*/*/*", "lightning_logs/version_*", "*/lightning_logs/version_*",
+            "wandb/latest-run", "wandb/run-*", "wandb/offline-run-*", "logs/*", "checkpoints/*", PLAIN)
+MAX_LIST = 4096  # names read from one folder listing
+MAX_FANOUT = 64  # intermediate folders followed per layout level, the most recently changed first
+MAX_INSPECT = 64  # candidate folders whose entries are read and dated, the most recently changed first
+
+
+class Choice:
+    """What discovery chose: `path`, and `kind` "self" (the folder itself), "dir" (a run folder under it) or
+    "file" (one log file directly in it)."""
+
+    __slots__ = ("path", "kind", "looked")
+
+    def __init__(self, path: str, kind: str, looked: list):
+        self.path, self.kind, self.looked = path, kind, looked
+
+    def __repr__(self) -> str:
+        return f"Choice({self.path!r}, {self.kind!r})"
+
+
+class _Cand:
+    __slots__ = ("path", "real", "named", "folder", "dropped")
+
+    def __init__(self, path: str, real: str, named: bool):
+        self.path, self.real, self.named = path, real, named
+        self.folder: Folder = None
+        self.dropped = False
+
+
+def _mtime(path: str) -> float:
+    try:
+        return os.stat(path).st_mtime
+    except OSError:
+        return 0.0
+
+
+def _match(name: str, part: str) -> bool:
+    if part == "*":
+        return True
+    if part.endswith("*"):
+        return name.startswith(part[:-1])
+    return name == part
+
+
+class _Lister:
+    """Folder listings, each read once per discovery and capped at MAX_LIST names."""
+
+    def __init__(self):
+        self.cache: dict = {}
+
+    def subdirs(self, d: str) -> list:
+        got = self.cache.get(d)
+        if got is None:
+            got = []
+            try:
+                with os.scandir(d) as it:
+                    for i, e in enumerate(it):
+                        if i >= MAX_LIST:
+                            break
+                        try:
+                            if not e.name.startswith(".") and e.is_dir():  # follows a symlink, as glob does
+                                got.append((e.name, e.path))
+                        except OSError:
+                            pass
+            except OSError:
+                pass
+            self.cache[d] = got
+        return got
+
+
+def _expand(lister: _Lister, base: str, pattern: str) -> list:
+    level = [base]
+    for part in pattern.split("/"):
+        if "*" in part and len(level) > MAX_FANOUT:
+            level = sorted(level, key=lambda p: (_mtime(p), p), reverse=True)[:MAX_FANOUT]
+        nxt = []
+        for d in level:
+            if "*" in part:
+                nxt.extend(p for n, p in lister.subdirs(d) if _match(n, part))
+            else:
+                p = os.path.join(d, part)
+                if os.path.isdir(p):
+                    nxt.append(p)
+        level = nxt
+    return level
+
+
+def _candidates(base: str) -> list:
+    lister, seen, out = _Lister(), set(), []
+    for pat in PATTERNS:
+        for p in _expand(lister, base, pat):
+            if os.path.basename(p).startswith("checkpoint-"):  # an HF checkpoint stands for its output_dir
+                p = os.path.dirname(p)
+                if p == base:
+                    continue
+            real = os.path.realpath(p)
+            if real in seen or real == os.path.realpath(base):
+                continue
+            seen.add(real)
+            out.append(_Cand(p, real, pat != PLAIN))
+    return out
+
+
+def _under(inner: str, outer: str) -> bool:
+    return inner.startswith(outer.rstrip(os.sep) + os.sep)
+
+
+def _resolve_nesting(cands: list) -> list:
+    """Rule 3: a candidate under another one. Returns the extra file candidates."""
+    files = []
+    for outer in sorted(cands, key=lambda c: len(c.real)):
+        if outer.dropped:
+            continue
+        inner = [c for c in cands if c is not outer and not c.dropped and _under(c.real, outer.real)]
+        if not inner:
+            continue
+        if outer.folder.records:
+            for c in inner:
+                c.dropped = True
+        else:
+            outer.dropped = True
+            files.extend(outer.folder.logs)
+    return files
+
+
+def discover(base: str) -> Choice:
+    """The run to diagnose under `base` (see the module docstring for the rule); kind "" when nothing was found."""
+    looked = [os.path.join(base, p) for p in PATTERNS]
+    top = inspect(base, dated=False)
+    if top.records:
+        return Choice(base, "self", looked)
+    cands = _candidates(base)
+    cands.sort(key=lambda c: (_mtime(c.path), c.path), reverse=True)
+    live = []
+    for c in cands[:MAX_INSPECT]:
+        c.folder = inspect(c.path)
+        if c.folder.evidence:
+            live.append(c)
+    nested_logs = _resolve_nesting(live)
+    live = [c for c in live if not c.dropped]
+    run_beside = any(c.named or c.folder.strong() for c in live)
+    if not run_beside and (top.evidence or top.config):
+        return Choice(base, "self", looked)
+    scored = [(c.folder.newest, 1, c.path, "dir") for c in live]
+    scored += [(m, 0, p, "file") for p, m in nested_logs]
+    if run_beside:
+        scored += [(m, 0, p, "file") for p, m in top.logs]
+    if not scored:
+        return Choice("", "", looked)
+    best = max(scored)
+    return Choice(best[2], best[3], looked)
