@@ -1,5 +1,5 @@
 """Find the run to diagnose: an explicit log file, or a directory (the current one by default) resolved by
-discovery (`trainwreck.locate.discover`: the most recently modified run across every layout).
+discovery (`trainwreck.locate.discovery`: the most recently modified run across every layout).
 
 Standard library only and cheap to import: the prompt-router hook (`hooks/prompt_router.py`) imports this
 package to name the same run the CLI would diagnose.
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from trainwreck.locate.discover import PATTERNS, Choice, discover
+from trainwreck.locate.discovery import PATTERNS, Choice, discover
 from trainwreck.locate.evidence import LOG_NAMES, LOG_SUFFIXES, RUN_MARKERS, looks_like_run
 
 __all__ = ["LOG_NAMES", "LOG_SUFFIXES", "PATTERNS", "RUN_MARKERS", "Choice", "NotFound", "Run", "discover",
