@@ -89,6 +89,17 @@ LAYOUTS = {
         {"nohup.out": 2 * H, "exp_a/config.yaml": D, "exp_a/train.log": D, "exp_b/config.yaml": H,
          "exp_b/train.log": 600, "src/model.py": 10},
         (), "exp_b"),
+    "a run folder with records keeps its own lightning_logs": (
+        {"exp1/.hydra/config.yaml": H, "exp1/train.log": 600, "exp1/lightning_logs/version_0/metrics.csv": 60,
+         "runs/old/train.log": D},
+        (), "exp1"),
+    "a folder of loose logs holding Lightning runs is split: the newest run": (
+        {"exp/train.log": D, "exp/lightning_logs/version_0/metrics.csv": 2 * D,
+         "exp/lightning_logs/version_1/metrics.csv": 60},
+        (), "exp/lightning_logs/version_1"),
+    "a folder of loose logs holding Lightning runs is split: its newer log": (
+        {"exp/train.log": 30, "exp/lightning_logs/version_1/metrics.csv": H},
+        (), "exp/train.log"),
     "a Hydra run folder with its own lightning_logs is one run": (
         {".hydra/config.yaml": H, "train.log": 600, "lightning_logs/version_0/metrics.csv": 60},
         (), "."),
@@ -115,7 +126,7 @@ def test_discovery_picks_the_newest_evidence(tmp_path, name):
     assert run.target == want
     if want.endswith((".out", ".log")):  # a root log won: that one file is the run, not the project tree
         assert run.single_file == os.path.join(os.path.realpath(tmp_path), want)
-        assert [f.path for f in collect(run).files] == [want]
+        assert [f.path for f in collect(run).files] == [os.path.basename(want)]
     else:
         assert run.single_file is None
 
