@@ -22,8 +22,8 @@ The rule, for a folder F (the current directory, or a directory the user named):
    (`version_1` over `version_0`, the later timestamp).
 
 Bounded: a folder listing reads at most 4,096 names; where a layout fans out (Hydra date folders) the 64
-most recently changed folders are followed; at most 64 candidate folders (the most recently changed first)
-have their entries read, 256 entries each. Nothing is walked deeper than the layouts above.
+most recently changed folders are followed, and a layout yields at most 4,096 folders; only the 128 most
+recently changed candidate folders have their entries read (256 entries each) and dated. Nothing is walked deeper than the layouts above.
 """
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ PATTERNS = ("runs/*", "outputs/*/*", "multirun/*/*/*", "lightning_logs/version_*
             "wandb/latest-run", "wandb/run-*", "wandb/offline-run-*", "logs/*", "checkpoints/*", PLAIN)
 MAX_LIST = 4096  # names read from one folder listing
 MAX_FANOUT = 64  # intermediate folders followed per layout level, the most recently changed first
-MAX_INSPECT = 64  # candidate folders whose entries are read and dated, the most recently changed first
+MAX_INSPECT = 128  # candidate folders whose entries are read and dated, the most recently changed first
 
 
 class Choice:
@@ -53,17 +53,19 @@ class Choice:
 
 
 class _Cand:
-    __slots__ = ("path", "real", "named", "folder", "dropped")
+    __slots__ = ("path", "mtime", "order", "named", "real", "folder", "dropped")
 
-    def __init__(self, path: str, real: str, named: bool):
-        self.path, self.real, self.named = path, real, named
+    def __init__(self, path: str, mtime: float, order: int):
+        self.path, self.mtime, self.order = path, mtime, order
+        self.named = PATTERNS[order] != PLAIN
+        self.real = ""
         self.folder: Folder = None
         self.dropped = False
 
 
-def _mtime(path: str) -> float:
+def _stat_mtime(st_source) -> float:
     try:
-        return os.stat(path).st_mtime
+        return st_source.stat().st_mtime if hasattr(st_source, "stat") else os.stat(st_source).st_mtime
     except OSError:
         return 0.0
 
@@ -77,7 +79,8 @@ def _match(name: str, part: str) -> bool:
 
 
 class _Lister:
-    """Folder listings, each read once per discovery and capped at MAX_LIST names."""
+    """Folder listings, each read once per discovery and capped at MAX_LIST names. The mtimes come from the
+    listing's own entries (one stat each, cached), only for the folders that are ranked."""
 
     def __init__(self):
         self.cache: dict = {}
@@ -93,7 +96,7 @@ class _Lister:
                             break
                         try:
                             if not e.name.startswith(".") and e.is_dir():  # follows a symlink, as glob does
-                                got.append((e.name, e.path))
+                                got.append((e.name, e))
                         except OSError:
                             pass
             except OSError:
@@ -103,50 +106,56 @@ class _Lister:
 
 
 def _expand(lister: _Lister, base: str, pattern: str) -> list:
-    level = [base]
+    """(path, DirEntry or path) of the folders `pattern` matches under base, bounded at every level."""
+    level = [(base, base)]
     for part in pattern.split("/"):
         if "*" in part and len(level) > MAX_FANOUT:
-            level = sorted(level, key=lambda p: (_mtime(p), p), reverse=True)[:MAX_FANOUT]
+            level = sorted(level, key=lambda x: (_stat_mtime(x[1]), x[0]), reverse=True)[:MAX_FANOUT]
         nxt = []
-        for d in level:
+        for d, _src in level:
             if "*" in part:
-                nxt.extend(p for n, p in lister.subdirs(d) if _match(n, part))
+                nxt.extend((e.path, e) for n, e in lister.subdirs(d) if _match(n, part))
             else:
                 p = os.path.join(d, part)
                 if os.path.isdir(p):
-                    nxt.append(p)
-        level = nxt
+                    nxt.append((p, p))
+            if len(nxt) >= MAX_LIST:
+                break
+        level = nxt[:MAX_LIST]
     return level
 
 
 def _candidates(base: str) -> list:
+    """Every layout's folders, each with its own mtime (no listing of their entries yet)."""
     lister, seen, out = _Lister(), set(), []
-    for pat in PATTERNS:
-        for p in _expand(lister, base, pat):
+    for order, pat in enumerate(PATTERNS):
+        for p, src in _expand(lister, base, pat):
             if os.path.basename(p).startswith("checkpoint-"):  # an HF checkpoint stands for its output_dir
-                p = os.path.dirname(p)
+                p = src = os.path.dirname(p)
                 if p == base:
                     continue
-            real = os.path.realpath(p)
-            if real in seen or real == os.path.realpath(base):
+            if p in seen:
                 continue
-            seen.add(real)
-            out.append(_Cand(p, real, pat != PLAIN))
+            seen.add(p)
+            out.append(_Cand(p, _stat_mtime(src), order))
     return out
 
 
-def _under(inner: str, outer: str) -> bool:
-    return inner.startswith(outer.rstrip(os.sep) + os.sep)
-
-
-def _resolve_nesting(cands: list) -> list:
+def _resolve_nesting(cands: list, base_real: str) -> list:
     """Rule 3: a candidate under another one. Returns the extra file candidates."""
+    by_real = {c.real: c for c in cands}
+    inner_of: dict = {}
+    for c in cands:  # each candidate's enclosing candidates, found by walking up to the base (no pairwise scan)
+        d = os.path.dirname(c.real)
+        while len(d) > len(base_real) and d != os.path.dirname(d):
+            if d in by_real:
+                inner_of.setdefault(d, []).append(c)
+            d = os.path.dirname(d)
     files = []
-    for outer in sorted(cands, key=lambda c: len(c.real)):
-        if outer.dropped:
-            continue
-        inner = [c for c in cands if c is not outer and not c.dropped and _under(c.real, outer.real)]
-        if not inner:
+    for real in sorted(inner_of, key=len):
+        outer = by_real[real]
+        inner = [c for c in inner_of[real] if not c.dropped]
+        if outer.dropped or not inner:
             continue
         if outer.folder.records:
             for c in inner:
@@ -164,13 +173,20 @@ def discover(base: str) -> Choice:
     if top.records:
         return Choice(base, "self", looked)
     cands = _candidates(base)
-    cands.sort(key=lambda c: (_mtime(c.path), c.path), reverse=True)
-    live = []
+    # the most recently changed first; the same folder reached twice keeps its earlier layout's name
+    cands.sort(key=lambda c: c.path, reverse=True)  # on equal times the later name (version_1, a later date)
+    cands.sort(key=lambda c: (-c.mtime, c.order))
+    base_real = os.path.realpath(base)
+    live, reals = [], {base_real}
     for c in cands[:MAX_INSPECT]:
+        c.real = os.path.realpath(c.path)
+        if c.real in reals:  # the same folder reached twice (a symlink such as wandb/latest-run)
+            continue
+        reals.add(c.real)
         c.folder = inspect(c.path)
         if c.folder.evidence:
             live.append(c)
-    nested_logs = _resolve_nesting(live)
+    nested_logs = _resolve_nesting(live, base_real)
     live = [c for c in live if not c.dropped]
     run_beside = any(c.named or c.folder.strong() for c in live)
     if not run_beside and (top.evidence or top.config):
