@@ -191,6 +191,15 @@ def test_many_runs_the_newest_is_found(tmp_path):
     assert locate(None, str(tmp_path)).target == os.path.join("runs", "r0777")
 
 
+def test_the_newest_of_many_root_logs_is_found(tmp_path):
+    files = {f"slurm-{i}.out": D + i for i in range(1000)}
+    files["slurm-512.out"] = 60
+    files["outputs/2026-12-01/09-00-00/.hydra/config.yaml"] = H
+    files["outputs/2026-12-01/09-00-00/train.log"] = H
+    build(str(tmp_path), files)
+    assert locate(None, str(tmp_path)).target == "slurm-512.out"
+
+
 def test_only_a_bounded_number_of_candidates_is_read(tmp_path, monkeypatch):
     from trainwreck.locate import discovery as mod
     build(str(tmp_path), {f"runs/r{i:04d}/train.log": H + i for i in range(300)})

@@ -21,7 +21,7 @@ The rule, for a folder F (the current directory, or a directory the user named):
 5. The newest candidate wins; on equal times a folder beats a file, then the path that sorts last
    (`version_1` over `version_0`, the later timestamp).
 
-Bounded: a folder listing reads at most 4,096 names; where a layout fans out (Hydra date folders) the 64
+Bounded: a folder listing reads at most 4,096 names (F's own log files included); where a layout fans out (Hydra date folders) the 64
 most recently changed folders are followed, and a layout yields at most 4,096 folders; only the 128 most
 recently changed candidate folders have their entries read (256 entries each) and dated. Nothing is walked deeper than the layouts above.
 """
@@ -169,7 +169,7 @@ def _resolve_nesting(cands: list, base_real: str) -> list:
 def discover(base: str) -> Choice:
     """The run to diagnose under `base` (see the module docstring for the rule); kind "" when nothing was found."""
     looked = [os.path.join(base, p) for p in PATTERNS]
-    top = inspect(base, dated=False)
+    top = inspect(base, dated=False, limit=MAX_LIST)  # a project may keep hundreds of slurm-*.out at its top
     if top.records:
         return Choice(base, "self", looked)
     cands = _candidates(base)
