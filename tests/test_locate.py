@@ -200,6 +200,16 @@ def test_the_newest_of_many_root_logs_is_found(tmp_path):
     assert locate(None, str(tmp_path)).target == "slurm-512.out"
 
 
+def test_a_symlink_out_of_the_tree_is_not_followed(tmp_path):
+    build(str(tmp_path), {"outside/private.log": 10, "proj/runs/exp1/train.log": H, "scratch/2026-12-01/10-00-00/"
+                          ".hydra/config.yaml": 60, "scratch/2026-12-01/10-00-00/train.log": 60})
+    os.symlink(tmp_path / "outside", tmp_path / "proj" / "notes")  # newest evidence, but outside the project
+    os.symlink(tmp_path / "outside", tmp_path / "proj" / "runs" / "exp2")
+    assert locate(None, str(tmp_path / "proj")).target == os.path.join("runs", "exp1")
+    os.symlink(tmp_path / "scratch", tmp_path / "proj" / "outputs")  # runs kept on a scratch disk
+    assert locate(None, str(tmp_path / "proj")).target == os.path.join("outputs", "2026-12-01", "10-00-00")
+
+
 def test_only_a_bounded_number_of_candidates_is_read(tmp_path, monkeypatch):
     from trainwreck.locate import discovery as mod
     build(str(tmp_path), {f"runs/r{i:04d}/train.log": H + i for i in range(300)})

@@ -10,7 +10,10 @@ The rule, for a folder F (the current directory, or a directory the user named):
    `runs/*`, `outputs/*/*` (Hydra), `multirun/*/*/*`, `lightning_logs/version_*`, `*/lightning_logs/version_*`,
    `wandb/latest-run`, `wandb/run-*`, `wandb/offline-run-*`, `logs/*`, `checkpoints/*`, and plain `*/`
    (which also finds an HF Trainer output_dir: it holds `checkpoint-*/`). A candidate `checkpoint-*` folder
-   stands for its parent (the output_dir). The same folder reached twice (a symlink) counts once.
+   stands for its parent (the output_dir). The same folder reached twice (a symlink) counts once. A folder
+   matched by a wildcard that is a symlink out of the folder it was listed in is not followed (a run never
+   leads discovery outside its tree); the layout folders named literally (`outputs`, `runs`, `wandb`,
+   `wandb/latest-run`, …) may be symlinks, as on clusters that keep runs on a scratch disk.
 3. A candidate folder under another candidate: when the outer one holds records, the inner one is part of it;
    otherwise the outer one is not a run, and its loose log files become candidates, each as a single file.
 4. The log files directly in F (`nohup.out`, `*.log`, `slurm-*.out`, …) are candidates too, each as a single
@@ -88,15 +91,20 @@ class _Lister:
     def subdirs(self, d: str) -> list:
         got = self.cache.get(d)
         if got is None:
-            got = []
+            got, inside = [], None
             try:
                 with os.scandir(d) as it:
                     for i, e in enumerate(it):
                         if i >= MAX_LIST:
                             break
                         try:
-                            if not e.name.startswith(".") and e.is_dir():  # follows a symlink, as glob does
-                                got.append((e.name, e))
+                            if e.name.startswith(".") or not e.is_dir():
+                                continue
+                            if e.is_symlink():  # followed only while it stays inside the folder listed
+                                inside = inside or os.path.realpath(d).rstrip(os.sep) + os.sep
+                                if not os.path.realpath(e.path).startswith(inside):
+                                    continue
+                            got.append((e.name, e))
                         except OSError:
                             pass
             except OSError:
