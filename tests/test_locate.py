@@ -206,8 +206,10 @@ def test_a_symlink_out_of_the_tree_is_not_followed(tmp_path):
     os.symlink(tmp_path / "outside", tmp_path / "proj" / "notes")  # newest evidence, but outside the project
     os.symlink(tmp_path / "outside", tmp_path / "proj" / "runs" / "exp2")
     assert locate(None, str(tmp_path / "proj")).target == os.path.join("runs", "exp1")
-    os.symlink(tmp_path / "scratch", tmp_path / "proj" / "outputs")  # runs kept on a scratch disk
-    assert locate(None, str(tmp_path / "proj")).target == os.path.join("outputs", "2026-12-01", "10-00-00")
+    os.symlink(tmp_path / "scratch", tmp_path / "proj" / "outputs")  # a layout folder linked out, too
+    assert locate(None, str(tmp_path / "proj")).target == os.path.join("runs", "exp1")
+    named = locate("outputs/2026-12-01/10-00-00", str(tmp_path / "proj"))  # named, it is diagnosed
+    assert named.root == os.path.realpath(tmp_path / "scratch" / "2026-12-01" / "10-00-00")
 
 
 def test_only_a_bounded_number_of_candidates_is_read(tmp_path, monkeypatch):

@@ -10,10 +10,10 @@ The rule, for a folder F (the current directory, or a directory the user named):
    `runs/*`, `outputs/*/*` (Hydra), `multirun/*/*/*`, `lightning_logs/version_*`, `*/lightning_logs/version_*`,
    `wandb/latest-run`, `wandb/run-*`, `wandb/offline-run-*`, `logs/*`, `checkpoints/*`, and plain `*/`
    (which also finds an HF Trainer output_dir: it holds `checkpoint-*/`). A candidate `checkpoint-*` folder
-   stands for its parent (the output_dir). The same folder reached twice (a symlink) counts once. A folder
-   matched by a wildcard that is a symlink out of the folder it was listed in is not followed (a run never
-   leads discovery outside its tree); the layout folders named literally (`outputs`, `runs`, `wandb`,
-   `wandb/latest-run`, …) may be symlinks, as on clusters that keep runs on a scratch disk.
+   stands for its parent (the output_dir). The same folder reached twice (a symlink such as
+   `wandb/latest-run`) counts once. A candidate whose real path lies outside F is refused: like collect,
+   discovery never follows a link out of the tree it was pointed at (runs kept on a scratch disk behind an
+   `outputs -> /scratch/…` link are diagnosed by naming them: `trainwreck diagnose outputs/<date>/<time>`).
 3. A candidate folder under another candidate: when the outer one holds records, the inner one is part of it;
    otherwise the outer one is not a run, and its loose log files become candidates, each as a single file.
 4. The log files directly in F (`nohup.out`, `*.log`, `slurm-*.out`, …) are candidates too, each as a single
@@ -185,10 +185,10 @@ def discover(base: str) -> Choice:
     cands.sort(key=lambda c: c.path, reverse=True)  # on equal times the later name (version_1, a later date)
     cands.sort(key=lambda c: (-c.mtime, c.order))
     base_real = os.path.realpath(base)
-    live, reals = [], {base_real}
+    live, reals, inside = [], {base_real}, base_real.rstrip(os.sep) + os.sep
     for c in cands[:MAX_INSPECT]:
         c.real = os.path.realpath(c.path)
-        if c.real in reals:  # the same folder reached twice (a symlink such as wandb/latest-run)
+        if c.real in reals or not c.real.startswith(inside):  # reached twice, or a link out of the tree
             continue
         reals.add(c.real)
         c.folder = inspect(c.path)
