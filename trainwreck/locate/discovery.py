@@ -24,9 +24,11 @@ The rule, for a folder F (the current directory, or a directory the user named):
 5. The newest candidate wins; on equal times a folder beats a file, then the path that sorts last
    (`version_1` over `version_0`, the later timestamp).
 
-Bounded: a folder listing reads at most 4,096 names (F's own log files included); where a layout fans out (Hydra date folders) the 64
-most recently changed folders are followed, and a layout yields at most 4,096 folders; only the 128 most
-recently changed candidate folders have their entries read (256 entries each) and dated. Nothing is walked deeper than the layouts above.
+Bounded: a folder listing reads at most 4,096 names (F's own log files included); where a layout fans out
+(Hydra date folders) the 64 most recently changed folders are followed, and a layout yields at most 4,096
+folders; only the 128 most recently changed candidate folders have their entries read (256 entries each) and
+dated. Nothing is walked deeper than the layouts above. The price of the bound: a run still writing into a
+folder created before 128 newer candidate folders is not seen.
 """
 from __future__ import annotations
 
