@@ -2,9 +2,11 @@
 
 When the prompt describes a failed or stalled training run ("loss is NaN", "CUDA out of
 memory", "training hangs", a pasted torch traceback, ...), add one line of context that
-points to /trainwreck:diagnose and names the most recent run directory visible in the
-cwd (a bounded listing, no deep walks).  Print nothing for any other prompt.  Fail open.
-Standard library only.
+points to /trainwreck:diagnose and names what `trainwreck diagnose` would diagnose in the
+cwd: the engine's own discovery (trainwreck.locate, standard library only, bounded listings,
+no deep walks), imported from the plugin root, so the hook and the CLI never disagree.
+Print nothing for any other prompt.  Fail open: on any internal error, or when the engine
+cannot be imported, exit 0 and print nothing.  Standard library only.
 """
 import json
 import os
@@ -12,7 +14,6 @@ import sys
 
 MAX_STDIN = 4 << 20
 MAX_PROMPT = 20000
-MAX_ENTRIES = 300          # per directory listed
 
 # Symptoms that need nothing else to mean "a training run failed".
 STRONG = [
@@ -99,61 +100,42 @@ def is_failure_prompt(prompt):
     return bool(words & set(SYMPTOM)) and bool(words & set(CONTEXT))
 
 
-def _listdir(path):
+def _discovery():
+    """The engine's discovery (trainwreck.locate, standard library only) from the plugin root, or None."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    if root not in sys.path:
+        sys.path.insert(0, root)
     try:
-        with os.scandir(path) as it:
-            out = []
-            for i, e in enumerate(it):
-                if i >= MAX_ENTRIES:
-                    break
-                out.append(e)
-            return out
-    except OSError:
-        return []
+        from trainwreck.locate import NotFound, locate
+    except Exception:
+        return None
+    return locate, NotFound
 
 
-def _subdirs(path, prefix=""):
-    return [e for e in _listdir(path) if e.name.startswith(prefix) and not e.name.startswith(".")
-            and e.is_dir(follow_symlinks=False)]
+def _arg(path):
+    return '"%s"' % path.replace('"', '\\"') if any(ch.isspace() or ch in "'\"" for ch in path) else path
 
 
-def _mtime(entry):
-    try:
-        return entry.stat(follow_symlinks=False).st_mtime
-    except OSError:
-        return 0.0
-
-
-def newest_run_dir(cwd):
-    """The most recently modified run directory under cwd, relative to it, or ''."""
-    if not isinstance(cwd, str) or not os.path.isdir(cwd):
-        return ""
-    cands = []
-    for top in ("outputs", "multirun"):                      # Hydra: outputs/<date>/<time>
-        days = sorted(_subdirs(os.path.join(cwd, top)), key=_mtime, reverse=True)[:3]
-        for d in days:
-            cands += [(top + "/" + d.name + "/" + e.name, _mtime(e)) for e in _subdirs(d.path)]
-    for top, prefix in (("runs", ""), ("lightning_logs", "version_"), ("logs", ""), ("checkpoints", "")):
-        cands += [(top + "/" + e.name, _mtime(e)) for e in _subdirs(os.path.join(cwd, top), prefix)]
-    latest = os.path.join(cwd, "wandb", "latest-run")
-    if os.path.isdir(latest):
+def context_line(cwd, discovery):
+    """The one line of context, naming what `trainwreck diagnose` would diagnose when run in cwd."""
+    locate, not_found = discovery
+    run = None
+    if isinstance(cwd, str) and os.path.isdir(cwd):
         try:
-            cands.append(("wandb/latest-run", os.stat(latest).st_mtime))
-        except OSError:
-            pass
-    if not cands:
-        return ""
-    return max(cands, key=lambda c: c[1])[0]
-
-
-def context_line(cwd):
-    run = newest_run_dir(cwd)
-    if run:
-        return ("trainwreck: this looks like a failed or stalled training run. Start with "
-                "/trainwreck:diagnose %s (the newest run directory here) and cite its evidence "
-                "before naming a cause." % run)
-    return ("trainwreck: this looks like a failed or stalled training run. Start with "
-            "/trainwreck:diagnose <run dir or log file> and cite its evidence before naming a cause.")
+            run = locate(None, cwd)
+        except not_found:
+            run = None
+    head = "trainwreck: this looks like a failed or stalled training run. Start with /trainwreck:diagnose "
+    tail = " and cite its evidence before naming a cause."
+    if run is None:
+        return head + "<run dir or log file>" + tail
+    if run.single_file:
+        what = "the newest evidence here, a log file"
+    elif run.target == ".":
+        what = "the current directory is the run"
+    else:
+        what = "the newest run directory here"
+    return head + "%s (%s)" % (_arg(run.target), what) + tail
 
 
 def main():
@@ -164,9 +146,12 @@ def main():
         payload = json.loads(raw.decode("utf-8", "replace"))
         if not isinstance(payload, dict) or not is_failure_prompt(payload.get("prompt")):
             return 0
+        discovery = _discovery()
+        if discovery is None:
+            return 0
         cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else os.getcwd()
         out = {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit",
-                                      "additionalContext": context_line(cwd)}}
+                                      "additionalContext": context_line(cwd, discovery)}}
         sys.stdout.write(json.dumps(out) + "\n")
     except BaseException:
         return 0

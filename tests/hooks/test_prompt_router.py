@@ -72,51 +72,103 @@ def test_other_prompts_get_nothing(tmp_path, prompt):
     assert _ctx(prompt, tmp_path) == ""
 
 
-def _mk(path, mtime):
-    os.makedirs(path, exist_ok=True)
-    os.utime(path, (mtime, mtime))
+def _put(path, age, text="step 1 loss=2.3\n"):
+    """A file `age` seconds old, in a folder dated like it (when it was populated)."""
+    t = time.time() - age
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(text)
+    os.utime(path, (t, t))
+    os.utime(os.path.dirname(path), (t, t))
+
+
+def _named(cwd, prompt="my loss is NaN"):
+    return json.loads(_ctx(prompt, cwd))["hookSpecificOutput"]["additionalContext"]
 
 
 def test_names_the_newest_run_directory(tmp_path):
-    now = time.time()
-    _mk(tmp_path / "runs" / "exp1", now - 500)
-    _mk(tmp_path / "lightning_logs" / "version_3", now - 300)
-    _mk(tmp_path / "outputs" / "2026-11-01" / "10-00-00", now - 100)
-    _mk(tmp_path / "outputs" / "2026-11-01", now - 100)
-    out = json.loads(_ctx("my loss is NaN", tmp_path))
-    assert "outputs/2026-11-01/10-00-00" in out["hookSpecificOutput"]["additionalContext"]
-    _mk(tmp_path / "runs" / "exp2", now)
-    out = json.loads(_ctx("my loss is NaN", tmp_path))
-    assert "runs/exp2" in out["hookSpecificOutput"]["additionalContext"]
+    _put(tmp_path / "runs" / "exp1" / "train.log", 500)
+    _put(tmp_path / "lightning_logs" / "version_3" / "metrics.csv", 300)
+    _put(tmp_path / "outputs" / "2026-11-01" / "10-00-00" / "train.log", 100)
+    assert "/trainwreck:diagnose outputs/2026-11-01/10-00-00 (the newest run directory here)" in _named(tmp_path)
+    _put(tmp_path / "runs" / "exp2" / "train.log", 0)
+    assert "/trainwreck:diagnose runs/exp2 (the newest run directory here)" in _named(tmp_path)
+
+
+def test_a_run_still_writing_is_newer_than_its_folder(tmp_path):
+    _put(tmp_path / "lightning_logs" / "version_1" / "metrics.csv", 3600)
+    _put(tmp_path / "lightning_logs" / "version_0" / "hparams.yaml", 7200)
+    _put(tmp_path / "lightning_logs" / "version_0" / "metrics.csv", 10)  # appended since
+    os.utime(tmp_path / "lightning_logs" / "version_0", (time.time() - 7200,) * 2)
+    assert "/trainwreck:diagnose lightning_logs/version_0 " in _named(tmp_path)
+
+
+def test_a_root_log_does_not_make_the_project_the_run(tmp_path):
+    _put(tmp_path / "nohup.out", 3600)
+    _put(tmp_path / "runs" / "exp1" / "train.log", 60)
+    assert "/trainwreck:diagnose runs/exp1 (the newest run directory here)" in _named(tmp_path)
+    _put(tmp_path / "nohup.out", 0)  # now the root log is the newest evidence: that one file is named
+    assert "/trainwreck:diagnose nohup.out (the newest evidence here, a log file)" in _named(tmp_path)
+
+
+def test_the_current_directory_as_the_run(tmp_path):
+    _put(tmp_path / "metrics.jsonl", 60, '{"step": 1, "loss": 2.3}\n')
+    _put(tmp_path / "lightning_logs" / "version_0" / "metrics.csv", 0)  # part of this run
+    assert "/trainwreck:diagnose . (the current directory is the run)" in _named(tmp_path)
 
 
 def test_wandb_latest_run(tmp_path):
     target = tmp_path / "wandb" / "run-20261101_100000-abc"
-    target.mkdir(parents=True)
+    _put(target / "run-abc.wandb", 0, "")
+    _put(tmp_path / "wandb" / "run-20261031_100000-old" / "run-old.wandb", 86400, "")
     os.symlink(target, tmp_path / "wandb" / "latest-run")
-    out = json.loads(_ctx("training hangs", tmp_path))
-    assert "wandb/latest-run" in out["hookSpecificOutput"]["additionalContext"]
+    assert "/trainwreck:diagnose wandb/latest-run (the newest run directory here)" in _named(tmp_path, "training hangs")
+
+
+def test_a_path_with_spaces_is_quoted(tmp_path):
+    _put(tmp_path / "runs" / "my exp" / "train.log", 0)
+    assert '/trainwreck:diagnose "runs/my exp" (' in _named(tmp_path)
 
 
 def test_no_run_directory_still_points_to_diagnose(tmp_path):
-    out = json.loads(_ctx("CUDA out of memory at step 10", tmp_path))
-    assert "/trainwreck:diagnose" in out["hookSpecificOutput"]["additionalContext"]
+    _put(tmp_path / "src" / "model.py", 0)
+    line = _named(tmp_path, "CUDA out of memory at step 10")
+    assert "/trainwreck:diagnose <run dir or log file> and cite" in line
 
 
 def test_listing_is_bounded(tmp_path):
     runs = tmp_path / "runs"
     runs.mkdir()
+    old = time.time() - 86400
     for i in range(3000):
         (runs / ("r%05d" % i)).mkdir()
-    deep = tmp_path / "outputs"
-    p = deep
-    for _ in range(50):
+        (runs / ("r%05d" % i) / "train.log").write_text("step 1 loss=2.3\n")
+        os.utime(runs / ("r%05d" % i) / "train.log", (old + i, old + i))
+        os.utime(runs / ("r%05d" % i), (old + i, old + i))
+    _put(runs / "r01234" / "train.log", 0)  # the run that is still writing
+    p = tmp_path / "outputs"
+    for _ in range(50):  # a deep chain is never walked: only outputs/*/* is a Hydra run
         p = p / "d"
-    p.mkdir(parents=True)
+    _put(p / "train.log", 0)
     t0 = time.perf_counter()
-    out = _ctx("loss is NaN", tmp_path)
+    line = _named(tmp_path, "loss is NaN")
     assert time.perf_counter() - t0 < 3
-    assert "/trainwreck:diagnose" in out
+    assert "/trainwreck:diagnose runs/r01234 (the newest run directory here)" in line
+
+
+def test_without_the_engine_it_prints_nothing(tmp_path):
+    import shutil
+    import subprocess
+    import sys
+    hooks = tmp_path / "plugin" / "hooks"
+    hooks.mkdir(parents=True)
+    shutil.copy(os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                             "hooks", "prompt_router.py"), hooks)
+    _put(tmp_path / "runs" / "exp1" / "train.log", 0)
+    payload = json.dumps({"prompt": "my loss is NaN", "cwd": str(tmp_path)})
+    p = subprocess.run([sys.executable, "-S", "-E", str(hooks / "prompt_router.py")], input=payload,
+                       capture_output=True, text=True, timeout=60)
+    assert (p.returncode, p.stdout, p.stderr) == (0, "", "")
 
 
 @pytest.mark.parametrize("stdin", ["", "{bad", "[]", '{"prompt": 12}', '{"prompt": null}',

@@ -1,106 +1,60 @@
-"""Find the run to diagnose: an explicit directory or log file, or the most recent run under a folder."""
+"""Find the run to diagnose: an explicit log file, or a directory (the current one by default) resolved by
+discovery (`trainwreck.locate.discovery`: the most recently modified run across every layout).
+
+Standard library only and cheap to import: the prompt-router hook (`hooks/prompt_router.py`) imports this
+package to name the same run the CLI would diagnose.
+"""
 from __future__ import annotations
 
-import glob
 import os
-from dataclasses import dataclass, field
-from typing import List, Optional, Tuple
 
-LOG_SUFFIXES = (".log", ".out", ".err", ".stderr", ".stdout")
-LOG_NAMES = {"stderr.txt", "stdout.txt", "output.txt", "log.txt", "train.txt", "console.txt", "error.json",
-             "output.log", "debug.log", "error.txt", "traceback.txt"}
-RUN_MARKERS = {"metrics.jsonl", "metrics.csv", "trainer_state.json", "config.yaml", "hparams.yaml", "events.jsonl",
-               "wandb-summary.json", "progress.csv", "log_history.json"}
+from trainwreck.locate.discovery import PATTERNS, Choice, discover
+from trainwreck.locate.evidence import LOG_NAMES, LOG_SUFFIXES, RUN_MARKERS, looks_like_run
 
-# Where runs live, relative to a project folder, in the order a user would name them.
-PATTERNS = [
-    "runs/*",
-    "outputs/*/*",
-    "multirun/*/*/*",
-    "lightning_logs/version_*",
-    "*/lightning_logs/version_*",
-    "wandb/latest-run",
-    "logs/*",
-    "checkpoints/*",
-    "*",
-]
+__all__ = ["LOG_NAMES", "LOG_SUFFIXES", "PATTERNS", "RUN_MARKERS", "Choice", "NotFound", "Run", "discover",
+           "locate", "looks_like_run"]
 
 
 class NotFound(Exception):
     """Nothing to diagnose; the message says where we looked and what to pass."""
 
 
-@dataclass
 class Run:
-    root: str  # absolute, real path of the run directory
-    target: str  # what the user named (or what discovery chose), for display
-    single_file: Optional[str] = None  # absolute path when the user named one log file
-    how: str = ""  # how the run was found
-    looked: List[str] = field(default_factory=list)
+    """The run to diagnose."""
+
+    __slots__ = ("root", "target", "single_file", "how", "looked")
+
+    def __init__(self, root: str, target: str, single_file: str | None = None, how: str = "",
+                 looked: list | None = None):
+        self.root = root  # absolute, real path of the run directory
+        self.target = target  # what the user named (or what discovery chose), for display
+        self.single_file = single_file  # absolute path when one log file is the run
+        self.how = how  # how the run was found
+        self.looked = looked or []
+
+    def __repr__(self) -> str:
+        return f"Run(root={self.root!r}, target={self.target!r}, single_file={self.single_file!r}, how={self.how!r})"
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Run) and all(getattr(self, k) == getattr(other, k) for k in self.__slots__)
 
 
-def looks_like_run(d: str, limit: int = 400) -> bool:
-    """A cheap, bounded look at one folder's direct entries (and .hydra)."""
-    try:
-        with os.scandir(d) as it:
-            for i, e in enumerate(it):
-                if i >= limit:
-                    break
-                name = e.name
-                if name in RUN_MARKERS or name in LOG_NAMES or name == ".hydra":
-                    return True
-                if name.endswith(LOG_SUFFIXES) or name.startswith("events.out.tfevents"):
-                    return True
-                if name.startswith("checkpoint-") and e.is_dir(follow_symlinks=False):
-                    return True
-                if name.endswith(".wandb") or name == "wandb-metadata.json":
-                    return True
-    except OSError:
-        return False
-    return False
+def _from_choice(c: Choice, base: str, shown: str, cwd: str, under: str) -> Run | None:
+    if c.kind == "self":
+        return Run(os.path.realpath(base), shown, how="current directory" if under == "" else "run directory")
+    if not c.path:
+        return None
+    rel = os.path.relpath(c.path, cwd)
+    suffix = f" under {under}" if under else ""
+    if c.kind == "dir":
+        return Run(os.path.realpath(c.path), rel, how=f"most recent run{suffix}")
+    if c.kind == "file":
+        real = os.path.realpath(c.path)
+        return Run(os.path.dirname(real), rel, single_file=real, how=f"most recent log file{suffix}")
+    return None
 
 
-def _mtime(d: str) -> float:
-    newest = 0.0
-    try:
-        newest = os.stat(d).st_mtime
-        with os.scandir(d) as it:
-            for i, e in enumerate(it):
-                if i >= 200:
-                    break
-                try:
-                    newest = max(newest, e.stat(follow_symlinks=False).st_mtime)
-                except OSError:
-                    pass
-    except OSError:
-        pass
-    return newest
-
-
-def discover(base: str) -> Tuple[Optional[str], List[str]]:
-    """The most recently modified run folder under `base`, and the patterns searched."""
-    looked = []
-    candidates: List[Tuple[float, str]] = []
-    for pat in PATTERNS:
-        looked.append(os.path.join(base, pat))
-        hits = glob.glob(os.path.join(glob.escape(base), pat))[:2000]
-        for h in hits:
-            if os.path.isdir(h) and looks_like_run(h):
-                candidates.append((_mtime(h), h))
-        if candidates and pat != "*":
-            break
-    # an HF Trainer output_dir one level down (trainer_state.json inside checkpoint-*/)
-    if not candidates:
-        for h in glob.glob(os.path.join(glob.escape(base), "*", "checkpoint-*", "trainer_state.json"))[:200]:
-            d = os.path.dirname(os.path.dirname(h))
-            candidates.append((_mtime(d), d))
-    if not candidates:
-        return None, looked
-    candidates.sort(key=lambda c: (c[0], c[1]))
-    return candidates[-1][1], looked
-
-
-def locate(path: Optional[str], cwd: Optional[str] = None) -> Run:
+def locate(path: str | None, cwd: str | None = None) -> Run:
     cwd = cwd or os.getcwd()
     if path:
         p = os.path.abspath(os.path.join(cwd, os.path.expanduser(path)))
@@ -110,19 +64,17 @@ def locate(path: Optional[str], cwd: Optional[str] = None) -> Run:
             return Run(os.path.realpath(os.path.dirname(p)), path, single_file=os.path.realpath(p), how="log file")
         if not os.path.isdir(p):
             raise NotFound(f"{path}: not a directory or regular file (a FIFO or device cannot be diagnosed)")
-        if looks_like_run(p):
-            return Run(os.path.realpath(p), path, how="run directory")
-        found, looked = discover(p)
-        if found:
-            return Run(os.path.realpath(found), os.path.relpath(found, cwd), how=f"most recent run under {path}")
+        c = discover(p)
+        run = _from_choice(c, p, path, cwd, path)
         # a folder with no recognised layout: diagnose it as it is
-        return Run(os.path.realpath(p), path, how="directory", looked=looked)
-    if looks_like_run(cwd):
-        return Run(os.path.realpath(cwd), ".", how="current directory")
-    found, looked = discover(cwd)
-    if found:
-        return Run(os.path.realpath(found), os.path.relpath(found, cwd), how="most recent run")
-    where = ", ".join(os.path.relpath(x, cwd) for x in looked[:-1])
+        return run or Run(os.path.realpath(p), path, how="directory", looked=c.looked)
+    if not os.path.isdir(cwd):
+        raise NotFound(f"{cwd}: not a directory. Pass the run directory or a log file: trainwreck diagnose PATH")
+    c = discover(cwd)
+    run = _from_choice(c, cwd, ".", cwd, "")
+    if run:
+        return run
+    where = ", ".join(os.path.relpath(x, cwd) for x in c.looked[:-1])
     raise NotFound(
         f"no training run found under {cwd} (looked in {where}, and for *.log/*.out/metrics.jsonl/"
         "trainer_state.json here). Pass the run directory or a log file: trainwreck diagnose PATH")
