@@ -190,6 +190,12 @@ class Finding:
             d["meaning"] = self.meaning
         return d
 
+    def brief(self) -> Dict[str, Any]:
+        """The finding as the views list it (`curve`, `collect`): what was seen, where, and what decide made of it."""
+        return {"id": self.id, "kind": self.kind, "label": self.label, "claim": self.claim, "suggests": self.suggests,
+                "role": self.role, "confidence": round(self.confidence, 2), "step": self.step,
+                "precursor_of": self.precursor_of, "evidence": [e.to_json() for e in self.evidence]}
+
     def with_rank(self) -> str:
         """The claim, naming the rank the evidence came from when the claim does not already."""
         return self.claim if self.rank is None or "rank" in self.claim else f"{self.claim} on rank {self.rank}"

@@ -14,23 +14,20 @@ _VERDICTS = [("nonfinite", "non-finite"), ("divergence", "diverging"), ("chance"
              ("plateau", "not learning"), ("precursor", "unstable before the failure"), ("spike", "spiking")]
 
 
-def finding_brief(f: Finding) -> Dict[str, Any]:
-    return {"id": f.id, "kind": f.kind, "label": f.label, "claim": f.claim, "suggests": f.suggests, "role": f.role,
-            "step": f.step, "precursor_of": f.precursor_of, "evidence": [e.to_json() for e in f.evidence]}
-
-
 def trajectories(summary: Dict[str, Any], findings: List[Finding]) -> Dict[str, Any]:
     """Per metric series: its summary, every finding that rests on it (in timeline order) and a verdict."""
-    by_metric: Dict[str, List[Finding]] = {}
-    for f in findings:
+    by_metric: Dict[str, List[Dict[str, Any]]] = {}
+    kinds: Dict[str, set] = {}
+    for seq, f in enumerate(findings):
         if f.from_metrics:
-            by_metric.setdefault(f.evidence[0].metric, []).append(f)
+            name = f.evidence[0].metric
+            by_metric.setdefault(name, []).append(dict(f.brief(), seq=seq))  # seq: the detectors' order
+            kinds.setdefault(name, set()).add(f.kind)
     out: Dict[str, Any] = {}
     for name in sorted(set(summary) | set(by_metric)):
-        fs = sorted(by_metric.get(name, []), key=lambda f: (f.step is None, f.step or 0))
-        kinds = {f.kind for f in fs}
-        verdict = next((v for k, v in _VERDICTS if k in kinds), "anomalous" if fs else "no anomaly")
-        out[name] = {"verdict": verdict, "summary": summary.get(name), "findings": [finding_brief(f) for f in fs]}
+        fs = by_metric.get(name, [])
+        verdict = next((v for k, v in _VERDICTS if k in kinds.get(name, ())), "anomalous" if fs else "no anomaly")
+        out[name] = {"verdict": verdict, "summary": summary.get(name), "findings": fs}
     return out
 
 
