@@ -111,6 +111,8 @@ def fold_same_line(causes: List[Finding], primary: Optional[Finding]) -> List[Fi
         key = (f.evidence[0].path, f.evidence[0].line) if f.evidence and f.evidence[0].line else None
         if key and key in kept_by_line and f is not primary:
             kept = kept_by_line[key]
+            if kept.step is None:
+                kept.step = f.step  # the event keeps its place on the timeline (e.g. the first non-finite step)
             for e in f.evidence[1:]:
                 if len(kept.evidence) < 6 and not any(same_place(e, x) for x in kept.evidence):
                     kept.evidence.append(e)

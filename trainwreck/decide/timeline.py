@@ -54,11 +54,16 @@ def _metric_step(f: Finding) -> Optional[Tuple[int, Dict[str, Any]]]:
 
 
 def onset(cls: str, primary: Optional[Finding], causes: List[Finding]) -> Dict[str, Any]:
-    """The step the failure starts at: the first metric point cited by the primary cause, else by another
-    finding of the class. {"step": None} when no finding of the class rests on a metric point."""
+    """The step the failure starts at: the primary cause's own step (a detector's onset, e.g. the first
+    non-finite point), else the first metric point it cites; else the same from another finding of the class.
+    {"step": None} when no finding of the class is placed on the training timeline."""
     for f in [primary] + causes:
         if f is None or not (f.suggests == cls or f is primary):
             continue
+        if f.step is not None:
+            src = next((e.to_json() for e in f.evidence if e.metric is not None and e.step == f.step), None)
+            return {"step": f.step, "finding": f.id, "cite": cite(src) if src else "", "source": src} if src else \
+                {"step": f.step, "finding": f.id, "cite": ""}
         hit = _metric_step(f)
         if hit is not None:
             step, src = hit
