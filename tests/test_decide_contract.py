@@ -126,3 +126,17 @@ def test_a_loss_flat_at_ln10_is_chance_level_and_at_2_12_it_is_not(cli, tmp_path
     assert not d["chance"]["at_chance"]
     assert "ln(10)" not in json.dumps(d["causes"]) and "chance level" not in d["headline"]
     assert "chance level" not in cli("init-loss", below).stdout
+
+
+def test_a_wrapper_exception_in_a_real_log_leaves_the_run_unclear(cli, tmp_path):
+    """End to end: the detectors mark the wrapper's line, so the wrapper's traceback does not decide the run."""
+    cmd = "['deepspeed', '--num_gpus', '8', 'main.py', '--model_name_or_path', 'facebook/opt-1.3b', " * 3
+    (tmp_path / "train.log").write_text(
+        "Traceback (most recent call last):\n"
+        '  File "/home/u/train.py", line 40, in <module>\n'
+        "    subprocess.run(cmd, check=True)\n"
+        '  File "/usr/lib/python3.10/subprocess.py", line 526, in run\n'
+        "    raise CalledProcessError(retcode, process.args,\n"
+        f"subprocess.CalledProcessError: Command '{cmd}]' returned non-zero exit status 1.\n")
+    d = json.loads(cli("diagnose", str(tmp_path), "--json", "--no-probe").stdout)
+    assert d["classification"] == "unclear" and "launcher" in d["headline"], d["headline"]
