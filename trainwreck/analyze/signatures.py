@@ -22,7 +22,8 @@ LAUNCHER_SUMMARIES = frozenset({"torchrun-child-failed"})
 # CalledProcessError's "returned non-zero exit status"): the child's own error is elsewhere.
 WRAPPER = re.compile(r"(?i)exited with non-zero (?:exit )?(?:status|code)|returned non-zero exit status|"
                      r"died with <Signals\.|non-zero exit status \d+|exited with (?:return )?code [1-9]")
-_WRAPPER_GATES = ("zero", "Zero", "ZERO", "ode", "ODE", "ied with", "IED WITH")
+_WRAPPER_GATES = ("zero", "Zero", "ZERO", "ied with", "IED WITH", "ith code", "ith return code", "ITH CODE",
+                  "ITH RETURN CODE")  # cheap substring tests before the case-blind regex
 
 _RANK_PATTERNS = [
     re.compile(r"^\s*\[(?:rank|default)(\d+)\]:"),  # torch>=2.2 "[rank3]:", torchrun --tee "[default3]:"

@@ -73,6 +73,8 @@ def decide(bundle: Bundle, findings: List[Finding]) -> Diagnosis:
     terminal = [f for f in findings if f.suggests and f.suggests != cls and f.role in ("cause", "symptom", "terminal")
                 and score.ROLE_WEIGHT.get(f.role, 0) > 0]
     terminal = fold.one_per_event(sorted(terminal, key=score.order_key))
+    for f in terminal if cls != "unclear" else []:
+        f.consequence_of = cls
     context = [f for f in findings if f.role == "context" and f.kind != "stack"]
     stage = _stage(cls, primary, causes, bundle)
 
