@@ -145,3 +145,19 @@ def test_report_renderers_show_the_decided_checkpoint(nan_run_with_checkpoints, 
     assert "checkpoints/step_900.pt" in md and rep["verification"]["checkpoint"] == "checkpoints/step_900.pt"
     assert rep["onset"]["step"] == 960 and rep["rollback"]["before_step"] == 930
     assert not [n for n in rep["notes"] if "does not match its schema" in n], rep["notes"]
+
+
+def test_the_plot_marks_the_decided_onset_and_rollback_step(nan_run_with_checkpoints, tmp_path, monkeypatch):
+    mpl = pytest.importorskip("matplotlib")
+    mpl.use("Agg")
+    from matplotlib.axes import Axes
+
+    from trainwreck.pipeline import diagnose
+    from trainwreck.report.plot import plot
+    marks = []
+    real = Axes.axvline
+    monkeypatch.setattr(Axes, "axvline", lambda self, x=0, *a, **k: (marks.append(x), real(self, x, *a, **k))[1])
+    r = diagnose(nan_run_with_checkpoints, probe=False)
+    report = r.diagnosis.to_json()
+    assert plot(r.bundle, report, str(tmp_path / "curves.png"))
+    assert report["onset"]["step"] in marks and report["rollback"]["before_step"] in marks, marks
