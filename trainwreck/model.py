@@ -40,13 +40,23 @@ class Source:
         return d
 
     def cite(self) -> str:
-        if self.metric is not None and self.line is None:
-            return f"{self.path}:step {self.step}"
-        if self.line is not None:
-            return f"{self.path}:{self.line}"
-        if self.byte is not None:
-            return f"{self.path}@byte {self.byte}"
-        return self.path
+        return cite(self)
+
+
+def cite(src: Any) -> str:
+    """The one citation format, for a Source or its JSON form: `path:line`, `path:step N` for a metric point
+    whose line is unknown, `path@byte N` for a line of a huge file read from the end, else `path`; "" for none."""
+    if not src:
+        return ""
+    get = src.get if isinstance(src, dict) else (lambda k, d=None: getattr(src, k, d))
+    path, line, byte = get("path") or "", get("line"), get("byte")
+    if get("metric") is not None and line is None:
+        return f"{path}:step {get('step')}"
+    if line is not None:
+        return f"{path}:{line}"
+    if byte is not None:
+        return f"{path}@byte {byte}"
+    return path
 
 
 def json_number(v: Any) -> Any:
@@ -100,9 +110,24 @@ class Point:
     source: Source
 
 
+# What sort of observation a finding is (Finding.kind): decide reasons over these, never over detector ids or prose.
+KINDS = ("traceback", "truncated-traceback", "launcher-summary", "interrupted", "exception-line", "signature",
+         "nonfinite", "precursor", "divergence", "spike", "chance", "plateau", "trajectory", "config", "stack",
+         "checkpoint", "stack-dump", "probe", "")
+# The kind of a finding whose detector does not set one yet (the traceback detector's findings).
+DEFAULT_KINDS = {"traceback.root-exception": "traceback", "traceback.truncated": "truncated-traceback",
+                 "traceback.first-failing-rank": "launcher-summary", "traceback.interrupted": "interrupted"}
+
+
 @dataclass
 class Finding:
-    """What one detector saw. A detector never classifies the run; `suggests` is a hint that decide weighs."""
+    """What one detector saw. A detector never classifies the run; `suggests` is a hint that decide weighs.
+
+    The typed fields below `relevant` carry what decide needs, so it never parses `claim` or `meaning` and never
+    names a detector: `kind` (KINDS), `step` (where the finding starts on the training timeline: a logged step,
+    never a line index), `precursor_of` / `consequence_of` (the classification it precedes / follows),
+    `wrapper` (a launcher's message that a child process failed), `timeout` (a timed-out collective or wait),
+    `config` (the config entries it cites) and `setup` (facts such as precision and world size)."""
 
     id: str  # catalog signature id or detector id, e.g. "cuda-oom", "metric.first-nonfinite"
     claim: str
@@ -121,6 +146,25 @@ class Finding:
     meaning: str = ""
     rank: Optional[int] = None  # the distributed rank the evidence came from, when known
     relevant: List[str] = field(default_factory=list)  # for factors: the classifications they bear on
+    kind: str = ""
+    step: Optional[int] = None
+    precursor_of: Optional[str] = None
+    consequence_of: Optional[str] = None
+    wrapper: bool = False
+    timeout: bool = False
+    config: List[Source] = field(default_factory=list)
+    setup: Dict[str, str] = field(default_factory=dict)  # e.g. {"precision": "fp16", "world_size": "8 ranks"}
+
+    def __post_init__(self) -> None:
+        if not self.kind:
+            self.kind = DEFAULT_KINDS.get(self.id, "signature" if self.signature else "")
+        if self.step is None and self.evidence and self.evidence[0].metric is not None:
+            self.step = self.evidence[0].step
+
+    @property
+    def from_metrics(self) -> bool:
+        """The finding rests on a metric series (its first evidence is a metric point)."""
+        return bool(self.evidence) and self.evidence[0].metric is not None
 
     def cause_json(self) -> Dict[str, Any]:
         return {
@@ -130,6 +174,35 @@ class Finding:
             "confidence": round(self.confidence, 3),
             "evidence": [s.to_json() for s in self.evidence],
         }
+
+    def to_json(self, quote: str = "") -> Dict[str, Any]:
+        """The report's form of the finding; `quote` (the matched message itself) joins the summary when the
+        claim does not already hold it."""
+        d = self.cause_json()
+        if quote and quote.lower() not in self.claim.lower():
+            d["summary"] = f"{self.claim} — {quote}"
+        d["id"] = self.id
+        if self.rank is not None:
+            d["rank"] = self.rank
+        if self.stage:
+            d["stage"] = self.stage
+        if self.meaning:
+            d["meaning"] = self.meaning
+        return d
+
+    def brief(self) -> Dict[str, Any]:
+        """The finding as the views list it (`curve`, `collect`): what was seen, where, and what decide made of it."""
+        return {"id": self.id, "kind": self.kind, "label": self.label, "claim": self.claim, "suggests": self.suggests,
+                "role": self.role, "confidence": round(self.confidence, 2), "step": self.step,
+                "precursor_of": self.precursor_of, "evidence": [e.to_json() for e in self.evidence]}
+
+    def with_rank(self) -> str:
+        """The claim, naming the rank the evidence came from when the claim does not already."""
+        return self.claim if self.rank is None or "rank" in self.claim else f"{self.claim} on rank {self.rank}"
+
+    def add_note(self, note: str) -> None:
+        """Append decide's reading of the finding to its claim (e.g. that it is a launcher's wrapper message)."""
+        self.claim = f"{self.claim} — {note}"
 
 
 @dataclass
@@ -152,6 +225,14 @@ class Diagnosis:
     metrics_summary: Dict[str, Any] = field(default_factory=dict)
     tool: Dict[str, Any] = field(default_factory=dict)
     setup: List[str] = field(default_factory=list)  # e.g. ["fp16", "8 ranks"]
+    # derived facts, computed once by decide; every verb shows a slice of them
+    onset: Dict[str, Any] = field(default_factory=dict)  # {"step", "source", "cite", "precursor_step"}
+    precursors: List[Dict[str, Any]] = field(default_factory=list)
+    trajectories: Dict[str, Any] = field(default_factory=dict)  # per series: verdict and its findings
+    rollback: Dict[str, Any] = field(default_factory=dict)  # {"checkpoint", "before_step", "plan", …}
+    chance: Dict[str, Any] = field(default_factory=dict)  # the chance-level / initial-loss verdict
+    first_failing_rank: Optional[Dict[str, Any]] = None  # {"rank", "cite", "how"}
+    checkpoints: List[Dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> Dict[str, Any]:
         return {
@@ -171,6 +252,13 @@ class Diagnosis:
             "fix_candidates": self.fix_candidates,
             "verification": self.verification,
             "metrics_summary": self.metrics_summary,
+            "onset": self.onset,
+            "precursors": self.precursors,
+            "trajectories": self.trajectories,
+            "rollback": self.rollback,
+            "chance": self.chance,
+            "first_failing_rank": self.first_failing_rank,
+            "checkpoints": self.checkpoints,
             "notes": self.notes,
             "evidence_files": self.evidence_files,
         }

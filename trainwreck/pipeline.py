@@ -1,4 +1,6 @@
-"""The one pipeline every entry point uses: locate → collect → analyze → decide."""
+"""The one pipeline every entry point uses: locate → collect → analyze → decide.
+
+Every verb runs it once and shows a slice of the Diagnosis it returns; none recomputes a derived fact."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -38,11 +40,6 @@ def diagnose(path: Optional[str], cwd: Optional[str] = None, probe: bool = True)
     diag.run = run.root
     diag.target = run.target
     diag.tool = {"name": "trainwreck", "version": __version__, "located": run.how}
-    try:
-        from trainwreck.analyze.trajectory import summarize
-        diag.metrics_summary = summarize(bundle)
-    except Exception as exc:  # the summary is a convenience; the diagnosis stands without it
-        bundle.note(f"metric summary unavailable ({type(exc).__name__})")
     if probe:
         diag.notes.extend(n for n in bundle.probes.get("notes", []) if n not in diag.notes)
     else:

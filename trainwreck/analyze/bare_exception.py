@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import List
 
+from trainwreck.analyze.signatures import is_wrapper_message
 from trainwreck.collect.bundle import Bundle
 from trainwreck.collect.ranks import launcher_prefix
 from trainwreck.model import DIRECT, Finding
@@ -43,7 +44,7 @@ def detect(bundle: Bundle) -> List[Finding]:
             stage=None, order=None,
             fixes=["get the full traceback: rerun with the failing rank's stderr captured (torchrun --redirects 3 "
                    "--log-dir logs, or PYTHONFAULTHANDLER=1)"],
-            verify_skill="debug"))
+            verify_skill="debug", kind="exception-line", wrapper=is_wrapper_message(line.text)))
     return out
 
 

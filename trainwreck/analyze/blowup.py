@@ -54,7 +54,7 @@ def detect(bundle: Bundle) -> List[Finding]:
             out.append(Finding(
                 id="metric.gradnorm-explosion", claim=claim, label=DIRECT, confidence=0.7 if rose else 0.55,
                 evidence=[first.source, gp[-1].source] + ([lp[-1].source] if rose else []), suggests="divergence",
-                role="cause", stage="runtime", order=first.step,
+                role="cause", stage="runtime", order=first.step, kind="divergence",
                 fixes=["clip gradients at 1.0 (max_grad_norm / gradient_clip_val)",
                        "lower the learning rate 2–3× for this phase, or lengthen warmup",
                        "rewind to the last checkpoint before the jump and skip the batches that preceded it"],
@@ -68,7 +68,7 @@ def detect(bundle: Bundle) -> List[Finding]:
                 id="metric.gradnorm-huge", claim=f"grad_norm is astronomically large: {first.value:.3g} at "
                 f"{_at(first)}, {gp[-1].value:.3g} at {_at(gp[-1])} (finite, but no healthy run has norms "
                 f"near {HUGE_GRAD:.0e})", label=DIRECT, confidence=0.6, evidence=[first.source, gp[-1].source],
-                suggests="divergence", role="cause", stage="runtime", order=first.step,
+                suggests="divergence", role="cause", stage="runtime", order=first.step, kind="divergence",
                 verify_skill="loss-spike-rollback",
                 fixes=["clip gradients at 1.0", "lower the learning rate; check for a missing normalisation layer or "
                        "an unscaled loss (sum instead of mean)"]))
@@ -86,7 +86,7 @@ def detect(bundle: Bundle) -> List[Finding]:
             out.append(Finding(
                 id="metric.loss-blowup", claim=f"loss rose from {lo:.4g} ({_at(lp[i_lo])}) to {lp[-1].value:.4g} "
                 f"({_at(lp[-1])}) {how}", label=DIRECT, confidence=0.55 if jump else 0.45,
-                evidence=[lp[i_lo].source, lp[-1].source], suggests="divergence", role="cause", stage="runtime",
+                evidence=[lp[i_lo].source, lp[-1].source], suggests="divergence", role="cause", stage="runtime", kind="divergence",
                 order=after[0].step, verify_skill="loss-spike-rollback",
                 fixes=["lower the learning rate 2–3×", "clip gradients at 1.0"]))
     if not out and len(lp) == 2 and lp[0].value > 0 and lp[1].value >= 2 * lp[0].value:
@@ -98,7 +98,7 @@ def detect(bundle: Bundle) -> List[Finding]:
                 + (f" while accuracy fell {acc[0].value:.4g} → {acc[-1].value:.4g}" if collapsed else ""),
                 label=DIRECT, confidence=0.45 if collapsed else 0.4,
                 evidence=[lp[0].source, lp[1].source] + ([acc[-1].source] if collapsed else []),
-                suggests="divergence", role="cause",
+                suggests="divergence", role="cause", kind="divergence",
                 stage="runtime", order=lp[1].step, verify_skill="loss-spike-rollback",
                 fixes=["lower the learning rate 2–3×", "clip gradients at 1.0"]))
     return out

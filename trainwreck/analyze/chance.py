@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import math
 from statistics import median
-from typing import List, Optional, Tuple
+from typing import List, Tuple
 
-from trainwreck.analyze.trajectory_shape import COMMON_K, config_classes
+from trainwreck.analyze.chance_level import class_count, expected_loss, nearest_k
+from trainwreck.analyze.trajectory_shape import COMMON_K
 from trainwreck.collect.bundle import Bundle
 from trainwreck.model import DIRECT, Finding
 
@@ -23,13 +24,8 @@ def _last(bundle: Bundle, name: str, n: int = 5):
     return s.points[-n:]
 
 
-def _k_for(level: float, ks) -> Optional[int]:
-    near = [(abs(level - math.log(k)), k) for k in ks if k >= 2 and abs(level - math.log(k)) <= 0.01 * math.log(k)]
-    return min(near)[1] if near else None
-
-
 def detect(bundle: Bundle) -> List[Finding]:
-    cfg = config_classes(bundle)
+    cfg = class_count(bundle)
     ks: Tuple[int, ...] = (cfg[0],) if cfg else COMMON_K
     acc = _last(bundle, "accuracy")
     for name in ("eval_loss", "loss"):
@@ -37,7 +33,7 @@ def detect(bundle: Bundle) -> List[Finding]:
         if not pts or len(pts) < 2:
             continue
         level = median(p.value for p in pts)
-        k = _k_for(level, ks)
+        k = nearest_k(level, ks)
         if k is None:
             continue
         flat = pts[-1].value >= 0.99 * pts[0].value
@@ -49,7 +45,7 @@ def detect(bundle: Bundle) -> List[Finding]:
         late = pts[-1].step is not None and pts[-1].step >= 1000  # at step 10 a loss of ln(K) is expected
         if not (acc_ok or (flat and len(pts) >= 3 and late)):
             continue
-        claim = (f"{name} stays at {level:.4g} ≈ ln({k}) = {math.log(k):.4g}"
+        claim = (f"{name} stays at {level:.4g} ≈ ln({k}) = {expected_loss(k):.4g}"
                  + (f" and accuracy at {median(p.value for p in acc):.4g} ≈ chance (1/{k})" if acc_ok else "")
                  + f": the model predicts uniformly over {k} classes, it is not learning"
                  + ("" if cfg else f" (K={k} inferred from the loss, not from the config)"))
@@ -57,6 +53,7 @@ def detect(bundle: Bundle) -> List[Finding]:
         return [Finding(
             id="metric.chance-level", claim=claim, label=DIRECT, confidence=0.75 if acc_ok else 0.55, evidence=ev,
             suggests="stall", role="symptom", stage="runtime", order=pts[0].step, verify_skill="init-loss-check",
+            kind="chance",
             fixes=["overfit one small batch: the loss must fall far below ln(K) within ~100 steps",
                    "check that labels line up with inputs (shuffle, collate, label column) and the number of classes",
                    "check the lr is non-zero and the optimizer holds the model's trainable parameters"],

@@ -108,4 +108,6 @@ def detect(bundle: Bundle) -> List[Finding]:
     if bf16_enabled(bundle) and fp16:
         out.append(Finding(id="config.fp16-and-bf16", claim="both fp16 and bf16 are set", label=DIRECT,
                            confidence=0.4, evidence=[_src(fp16)], role="factor", relevant=["crash", "NaN"]))
+    for f in out:  # every config check cites the config entries it is about
+        f.kind, f.config = "config", list(f.evidence)
     return out

@@ -15,6 +15,15 @@ from trainwreck.collect.bundle import Bundle
 from trainwreck.model import DIRECT, Finding, Line
 
 MAX_MATCH_CHARS = 8192  # regexes see at most this much of one line (tqdm lines can be megabytes)
+# Catalog entries that are a launcher's summary of a failed worker, not a failure of their own (the catalog has no
+# field for this yet).
+LAUNCHER_SUMMARIES = frozenset({"torchrun-child-failed"})
+# A launcher or wrapper saying that a child process failed ("Step 1 exited with non-zero status 1",
+# CalledProcessError's "returned non-zero exit status"): the child's own error is elsewhere.
+WRAPPER = re.compile(r"(?i)exited with non-zero (?:exit )?(?:status|code)|returned non-zero exit status|"
+                     r"died with <Signals\.|non-zero exit status \d+|exited with (?:return )?code [1-9]")
+_WRAPPER_GATES = ("zero", "Zero", "ZERO", "ied with", "IED WITH", "ith code", "ith return code", "ITH CODE",
+                  "ITH RETURN CODE")  # cheap substring tests before the case-blind regex
 
 _RANK_PATTERNS = [
     re.compile(r"^\s*\[(?:rank|default)(\d+)\]:"),  # torch>=2.2 "[rank3]:", torchrun --tee "[default3]:"
@@ -150,10 +159,32 @@ def _finding(h: _Hits) -> Finding:
         order=float(h.first_order),
         meaning=sig.meaning,
         rank=first_rank,
+        kind="launcher-summary" if sig.id in LAUNCHER_SUMMARIES else "signature",
+        timeout=sig.classification == "stall" and sig.role == "terminal",  # the catalog's timed-out collectives
     )
+
+
+def is_wrapper_message(text: str) -> bool:
+    """A launcher's or wrapper's report that a child process failed (not the child's own error)."""
+    probe = text[:MAX_MATCH_CHARS]
+    return any(g in probe for g in _WRAPPER_GATES) and WRAPPER.search(probe) is not None
+
+
+def wrapper_lines(lines) -> List[Finding]:
+    """One context finding per line that is a launcher's report of a failed child: decide demotes the
+    exception reported on that line (it is the wrapper's, not the failure)."""
+    out = []
+    for order, line in enumerate(lines):
+        if line.text and is_wrapper_message(line.text):
+            out.append(Finding(id="launcher.child-failed-line", kind="launcher-summary", wrapper=True, role="context",
+                               claim="a launcher reporting that a child process failed; the child's own error is "
+                                     "elsewhere", label=DIRECT, confidence=0.0, evidence=[line.source()],
+                               order=float(order), rank=parse_rank(line.text)))
+    return out
 
 
 def detect(bundle: Bundle) -> List[Finding]:
     load()  # fail loudly here, not half-way through the lines, if the catalog is broken
-    hits = scan(bundle.all_lines())
-    return [_finding(h) for h in sorted(hits.values(), key=lambda h: h.first_order)]
+    lines = list(bundle.all_lines())
+    hits = scan(lines)
+    return [_finding(h) for h in sorted(hits.values(), key=lambda h: h.first_order)] + wrapper_lines(lines)

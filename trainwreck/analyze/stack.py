@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import re
-from typing import List
+from typing import Dict, List
 
 from trainwreck.collect.bundle import Bundle
 from trainwreck.collect.ranks import line_rank
@@ -47,22 +47,23 @@ def detect(bundle: Bundle) -> List[Finding]:
         return []
     display = ["PyTorch"] + [n for n, _ in _MARKERS if n != "PyTorch"]
     stack = [found[n] for n in display if n in found]
-    f = Finding(id="context.stack", claim=", ".join(stack + setup), role="context", confidence=1.0, stack=stack)
-    f.meaning = " · ".join(setup)
+    f = Finding(id="context.stack", claim=", ".join(stack + list(setup.values())), role="context", confidence=1.0,
+                stack=stack, kind="stack", setup=setup)
+    f.meaning = " · ".join(setup.values())
     return [f]
 
 
 _WORLD = re.compile(r"world[ _]size\s*[=:]?\s*(\d{1,6})\b(?!\s*[!=<>*])")
 
 
-def _setup(bundle: Bundle, blob: str) -> List[str]:
+def _setup(bundle: Bundle, blob: str) -> Dict[str, str]:
     """Precision and world size, when the config or the log says them: the facts a reader wants first."""
-    out = []
+    out: Dict[str, str] = {}
     from trainwreck.analyze.config_checks import bf16_enabled, fp16_entry
     if fp16_entry(bundle):
-        out.append("fp16")
+        out["precision"] = "fp16"
     elif bf16_enabled(bundle):
-        out.append("bf16")
+        out["precision"] = "bf16"
     e = bundle.config("world_size", "num_gpus", "gpus", "nproc_per_node", "devices")
     world = None
     m = _WORLD.search(blob)
@@ -81,5 +82,5 @@ def _setup(bundle: Bundle, blob: str) -> List[str]:
         if len(ranks) > 1:
             world = max(ranks) + 1
     if world and world > 1:
-        out.append(f"{world} ranks")
+        out["world_size"] = f"{world} ranks"
     return out

@@ -12,6 +12,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from trainwreck.analyze import trajectory_nonfinite as nf
 from trainwreck.analyze import trajectory_schedule as sched
 from trainwreck.analyze import trajectory_shape as shape
+from trainwreck.analyze.chance_level import class_count
 from trainwreck.analyze.trajectory_stats import clean, finite_points, is_finite, nonfinite, nonfinite_word, where
 from trainwreck.collect.bundle import Series
 from trainwreck.model import Finding, Point, Source
@@ -51,6 +52,12 @@ def _onset_text(o: nf.Onset) -> str:
     return f"the first {o.name} {nonfinite_word(o.point.value)} at {where(o.point, o.index)}"
 
 
+def _kind(findings: List[Finding], kind: str) -> List[Finding]:
+    for f in findings:
+        f.kind = f.kind or kind
+    return findings
+
+
 def detect(bundle) -> List[Finding]:
     out: List[Finding] = []
     onsets = [nf.find_onset(m, bundle.series.get(m) or []) for m in ("loss", "grad_norm")]
@@ -79,11 +86,13 @@ def detect(bundle) -> List[Finding]:
         if onset is not None and onset.name == "loss" and onset.series is bundle.best_series("loss"):
             pre = onset.points[:onset.index]
         div = shape.divergence(pre, "loss", before_nan=_onset_text(onset) if onset is not None else None)
+        for f in div:  # a rise that ends in NaN is the NaN's precursor
+            f.kind, f.precursor_of = "divergence", ("NaN" if onset is not None else None)
         out.extend(div)
-        out.extend(shape.spikes(pre, "loss", skip_unrecovered=bool(div) or onset is not None))
-        out.extend(shape.plateau(pre, "loss", shape.config_classes(bundle)))
-    if grad and not any(f.id == "metric.gradnorm-spike-before-nan" for f in out):
-        out.extend(shape.spikes(grad, "grad_norm", limit=2, skip_unrecovered=onset is not None))
+        out.extend(_kind(shape.spikes(pre, "loss", skip_unrecovered=bool(div) or onset is not None), "spike"))
+        out.extend(_kind(shape.plateau(pre, "loss", class_count(bundle)), "plateau"))
+    if grad and not any(f.precursor_of == "NaN" and f.evidence and f.evidence[0].metric == "grad_norm" for f in out):
+        out.extend(_kind(shape.spikes(grad, "grad_norm", limit=2, skip_unrecovered=onset is not None), "trajectory"))
 
     warm = bundle.config(*WARMUP_KEYS)
     warm_src = warm.source() if warm else None

@@ -109,7 +109,7 @@ def nonfinite_finding(o: Onset) -> Finding:
     scan = " (whole-file scan)" if o.from_scan else ""
     if o.persistent:
         claim = f"{o.name} is {word} from {where(p, o.index)}{scan}{before}{tail}"
-        return Finding("metric.first-nonfinite", claim, DIRECT, 0.9 if o.name == "loss" else 0.8, ev,
+        return Finding("metric.first-nonfinite", claim, DIRECT, 0.9 if o.name == "loss" else 0.8, ev, kind="nonfinite",
                        suggests="NaN", role="symptom", stage="runtime", order=order_of(p, o.index),
                        meaning=f"The first non-finite {o.name} marks when the run broke; look at what the metrics "
                                f"did in the steps just before it.",
@@ -117,7 +117,7 @@ def nonfinite_finding(o: Onset) -> Finding:
                               "before it"])
     claim = (f"{o.name} was {word} at {where(p, o.index)}{scan}{before}{tail}; the series is finite again by the "
              f"end (isolated)")
-    return Finding("metric.first-nonfinite", claim, DIRECT, 0.4, ev, suggests=None, role="factor",
+    return Finding("metric.first-nonfinite", claim, DIRECT, 0.4, ev, suggests=None, role="factor", kind="nonfinite",
                    stage="runtime", order=order_of(p, o.index),
                    meaning="Hypothesis: isolated non-finite values that recover are usually fp16 overflow steps the "
                            "loss scaler skipped, not the failure itself.")
@@ -161,6 +161,7 @@ def gradnorm_spike_before(points: List[Point], onset: Onset) -> List[Finding]:
     ev = [src(start, "grad_norm")] + ([src(peak, "grad_norm")] if peak is not start else [])
     big = ratio >= SPIKE_RATIO
     return [Finding("metric.gradnorm-spike-before-nan", claim, DIRECT, 0.7 if big else 0.45, ev, suggests=None,
+                    kind="precursor", precursor_of="NaN",
                     role="cause" if big else "factor", stage="runtime", order=order_of(start, si),
                     meaning="Hypothesis: the gradients exploded and overflowed into NaN; the median before the "
                             "rise is the baseline.",
@@ -229,6 +230,7 @@ def loss_scale_findings(points: List[Point], onset: Optional[Onset]) -> List[Fin
         at = f"{onset.name} {nonfinite_word(onset.point.value)} at {where(onset.point, onset.index)}"
         how = "before" if _before([p1], onset) else "ending at"
         return [Finding("metric.loss-scale-collapse-before-nan", f"{what}, {how} the first {at}", DIRECT, 0.6, ev,
+                        kind="precursor", precursor_of="NaN",
                         suggests=None, role="cause", stage="runtime", order=order, fixes=fixes,
                         meaning="Hypothesis: persistent fp16 overflow (inf/nan gradients) drove the scale down "
                                 "until the values themselves went non-finite.")]
@@ -266,7 +268,7 @@ def counter_findings(name: str, points: List[Point], onset: Optional[Onset]) -> 
     if onset is not None and _before([fp], onset):
         at = f"{onset.name} {nonfinite_word(onset.point.value)} at {where(onset.point, onset.index)}"
         return [Finding(f"metric.{name.replace('_', '-')}-before-nan", f"{what}, before the first {at}", DIRECT, 0.5,
-                        ev, role="cause", stage="runtime", order=order_of(fp, fi),
+                        ev, kind="precursor", precursor_of="NaN", role="cause", stage="runtime", order=order_of(fp, fi),
                         meaning="Hypothesis: steps were already overflowing (and being skipped) before the values "
                                 "went non-finite.")]
     if name == "nan_iterations":
@@ -299,6 +301,7 @@ def lr_peak_before(points: List[Point], onset: Onset) -> List[Finding]:
     at = f"{onset.name} {nonfinite_word(onset.point.value)} at {where(onset.point, onset.index)}"
     claim = f"lr reached its peak {fmt(top)} at {where(peak, pi)} (from {fmt(lo)}), just before the first {at}"
     return [Finding("metric.lr-peak-before-nan", claim, DIRECT, 0.35, [src(peak, "lr")], role="factor",
+                    kind="precursor", precursor_of="NaN",
                     stage="runtime", order=order_of(peak, pi),
                     meaning="Hypothesis: the run became unstable as the lr reached its peak (end of warmup).",
                     fixes=["lower the peak lr, or lengthen the warmup"])]

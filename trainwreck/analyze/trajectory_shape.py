@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from typing import List, Optional, Sequence, Tuple
 
+from trainwreck.analyze.chance_level import at_chance, nearest_k
 from trainwreck.analyze.trajectory_stats import (
     MAD_SCALE,
     diff_noise,
@@ -208,21 +209,19 @@ def plateau(points: Sequence[Point], name: str = "loss",
              "check that the lr is non-zero and the optimizer holds the model's trainable parameters"]
     long_run = pb.step is not None and pb.step >= 1000
     base = f"{name} is flat at {level:.4g} (±{fmt(sigma)}) over {where_} ({len(seg)} points)"
-    tol = (lambda k: 0.005 * math.log(k)) if late_few else (lambda k: max(0.02 * math.log(k), 0.05))
     if k_config is not None:
         k, ksrc = k_config
-        if k >= 2 and abs(level - math.log(k)) <= tol(k):
+        if at_chance(level, k, few_points=late_few):
             claim = f"{base} ≈ ln({k}) = {math.log(k):.4g}: chance level for the {k} classes in the config"
-            return [Finding("metric.plateau-chance", claim, DIRECT, 0.8 if long_run else 0.65, ev + [ksrc],
+            return [Finding("metric.plateau-chance", claim, DIRECT, 0.8 if long_run else 0.65, ev + [ksrc], kind="chance",
                             suggests="stall", role="symptom", stage="runtime", order=order_of(pa, a), fixes=fixes,
                             meaning="The model predicts the uniform distribution: it is not learning.")]
     else:
-        near = [(abs(level - math.log(k)), k) for k in COMMON_K if abs(level - math.log(k)) <= tol(k)]
-        if near:
-            k = min(near)[1]
+        k = nearest_k(level, COMMON_K, few_points=late_few)
+        if k is not None:
             claim = (f"{base} ≈ ln({k}) = {math.log(k):.4g}, chance level if there are {k} classes "
                      f"(K guessed from common sizes, not from the config)")
-            return [Finding("metric.plateau-chance", claim, HYPOTHESIS, 0.55 if long_run else 0.45, ev,
+            return [Finding("metric.plateau-chance", claim, HYPOTHESIS, 0.55 if long_run else 0.45, ev, kind="chance",
                             suggests="stall", role="symptom", stage="runtime", order=order_of(pa, a), fixes=fixes,
                             meaning="A loss stuck at ln(K) means uniform predictions over K classes: not learning.")]
     if late_few:

@@ -4,28 +4,33 @@ from __future__ import annotations
 
 import os
 import shlex
-from typing import List, Optional
+from typing import Any, Dict, Optional
 
 from trainwreck.collect.bundle import Bundle
 from trainwreck.model import Finding
 
 
-def onset_step(cls: str, primary: Optional[Finding], findings: List[Finding]) -> Optional[int]:
-    for f in [primary] + findings:
-        if f is None:
-            continue
-        for e in f.evidence:
-            if e.metric is not None and e.step is not None and (f.suggests == cls or f is primary):
-                return e.step
-    return None
-
-
-def rollback_checkpoint(bundle: Bundle, onset: Optional[int]) -> Optional[dict]:
+def rollback_checkpoint(bundle: Bundle, before: Optional[int]) -> Optional[dict]:
+    """The last intact checkpoint saved strictly before step `before` (the newest intact one when it is None):
+    a checkpoint saved at the failing step already holds the broken state."""
     good = [c for c in bundle.checkpoints if c.get("ok") is not False and c.get("step") is not None
-            and (onset is None or c["step"] < onset)]
+            and (before is None or c["step"] < before)]
     if not good:
         return None
     return max(good, key=lambda c: c["step"])
+
+
+def rollback(bundle: Bundle, onset: Optional[int], before: Optional[int]) -> Dict[str, Any]:
+    """The rollback checkpoint and the resume plan (what `rollback` shows and `diagnose` recommends)."""
+    ck = rollback_checkpoint(bundle, before)
+    out: Dict[str, Any] = {"before_step": before, "onset_step": onset, "checkpoint": ck}
+    if ck:
+        out["plan"] = [f"resume from {ck['path']} (step {ck['step']}, {ck['size']} bytes, container intact)",
+                       f"skip or reshuffle the data between steps {ck['step']} and {before if before else '?'} "
+                       "(the batches that preceded the onset)",
+                       "lower the peak learning rate by 2–3× (or lengthen warmup) and enable gradient clipping 1.0",
+                       "watch grad_norm and loss_scale for the first 100 steps after resuming"]
+    return out
 
 
 def verify_command(cls: str, primary: Optional[Finding], bundle: Bundle, onset: Optional[int],

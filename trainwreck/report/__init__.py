@@ -5,19 +5,10 @@ import shutil
 import textwrap
 from typing import Any, Dict, List, Optional
 
+from trainwreck.model import cite
+
 SKILL_PREFIX = "/trainwreck:"
-
-
-def _cite(ev: Dict[str, Any]) -> str:
-    if not ev:
-        return ""
-    if "metric" in ev:
-        return f"{ev['path']}:{ev['line']}" if ev.get("line") else f"{ev['path']}:step {ev.get('step')}"
-    if ev.get("line"):
-        return f"{ev['path']}:{ev['line']}"
-    if ev.get("byte") is not None:
-        return f"{ev['path']}@byte {ev['byte']}"
-    return ev.get("path", "")
+_cite = cite  # the one citation format (model.cite), on the report's JSON sources
 
 
 def _width() -> int:

@@ -1,4 +1,6 @@
-"""A PNG of loss / grad-norm / lr with the onset marked (needs matplotlib; skipped with a note without it)."""
+"""A PNG of loss / grad-norm / lr with the onset marked (needs matplotlib; skipped with a note without it).
+
+A view of the diagnosis: the onset and the rollback step are the ones decide stored, never recomputed here."""
 from __future__ import annotations
 
 import math
@@ -18,12 +20,8 @@ def plot(bundle: Bundle, report: Dict[str, Any], path: str) -> Optional[str]:
     except ImportError:
         report.setdefault("notes", []).append("no plot: matplotlib is not installed (pip install matplotlib)")
         return None
-    onset = None
-    for c in report.get("causes", [])[:1]:
-        for e in c.get("evidence", []):
-            if e.get("step") is not None:
-                onset = e["step"]
-                break
+    onset = (report.get("onset") or {}).get("step")  # decided once, in the diagnosis
+    before = (report.get("rollback") or {}).get("before_step")
     fig, axes = plt.subplots(len(names), 1, figsize=(9, 2.2 * len(names)), sharex=True, squeeze=False)
     for ax, name in zip(axes[:, 0], names):
         s = bundle.best_series(name)
@@ -36,6 +34,8 @@ def plot(bundle: Bundle, report: Dict[str, Any], path: str) -> Optional[str]:
             ax.legend(loc="best", fontsize=8)
         if onset is not None:
             ax.axvline(onset, color="orange", ls=":", lw=1)
+        if before is not None and before != onset:
+            ax.axvline(before, color="grey", ls=":", lw=1)  # where the instability began: roll back before it
         if name in ("grad_norm", "loss_scale") and all(y > 0 for y in ys if y == y):
             ax.set_yscale("log")
         ax.set_ylabel(name)

@@ -4,14 +4,11 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional
 
 from trainwreck.analyze.tracebacks.parse import short_path
+from trainwreck.model import cite
 
 
 def _cite(src: Optional[Dict[str, Any]]) -> str:
-    if not src:
-        return "?"
-    if src.get("line") is not None:
-        return f"{src['path']}:{src['line']}"
-    return f"{src['path']}@byte {src['byte']}" if src.get("byte") is not None else src["path"]
+    return cite(src) or "?"
 
 
 def render_text(summary: Dict[str, Any]) -> str:

@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 import sys
 
+from trainwreck.model import cite as _cite
+
 NAME = "collect"
 ORDER = 10
 HELP = "print the evidence bundle (files, findings, tracebacks, metrics, config, log tails) and a quick classification"
@@ -31,11 +33,11 @@ def bundle_json(result, tail: int) -> dict:
     d = result.diagnosis.to_json()
     findings = []
     for f in result.findings:
-        if f.role == "context" and f.id == "context.stack":
+        if f.kind == "stack":
             continue
-        findings.append({"id": f.id, "label": f.label, "role": f.role, "suggests": f.suggests,
-                         "confidence": round(f.confidence, 2), "claim": f.claim,
-                         "evidence": [e.to_json() for e in f.evidence[:3]]})
+        brief = f.brief()
+        brief["evidence"] = brief["evidence"][:3]
+        findings.append(brief)
     config = {}
     for path, entries in b.configs.items():
         for e in entries:
@@ -54,18 +56,22 @@ def bundle_json(result, tail: int) -> dict:
     return {"run": d["run"], "target": d["target"], "files": d["evidence_files"], "classification": d["classification"],
             "confidence": d["confidence"], "headline": d["headline"], "stack": d["stack"], "findings": findings,
             "tracebacks": tb, "metrics_summary": d.get("metrics_summary"), "config": config,
-            "checkpoints": b.checkpoints, "log_tails": tails, "notes": d["notes"], "diagnosis": d}
-
-
-def _fmt_ev(e: dict) -> str:
-    if "metric" in e:
-        return f"{e['path']}:{e['line']}" if e.get("line") else f"{e['path']}:step {e.get('step')}"
-    return f"{e['path']}:{e['line']}" if e.get("line") else e["path"]
+            "checkpoints": d["checkpoints"], "onset": d["onset"], "rollback": d["rollback"],
+            "first_failing_rank": d["first_failing_rank"], "chance": d["chance"], "log_tails": tails,
+            "notes": d["notes"], "diagnosis": d}
 
 
 def render(j: dict) -> str:
     L = [f"trainwreck collect · {j['target']}" + (f" · {' + '.join(j['stack'])}" if j["stack"] else ""), ""]
     L.append(f"Quick classification: {j['classification']} (confidence {j['confidence']:.2f}) — {j['headline']}")
+    on, rb, ffr = j.get("onset") or {}, j.get("rollback") or {}, j.get("first_failing_rank")
+    if on.get("step") is not None:
+        L.append(f"Onset: step {on['step']} ({on.get('cite')})" + (f"; instability from step {on['precursor_step']}"
+                                                                   if on.get("precursor_step") is not None else ""))
+    if ffr:
+        L.append(f"First failing rank: {ffr['rank']} ({ffr['cite']})")
+    if rb.get("checkpoint"):
+        L.append(f"Rollback checkpoint: {rb['checkpoint']['path']} (last intact before step {rb['before_step']})")
     L.append("")
     L.append(f"Files read ({len(j['files'])}):")
     for f in j["files"][:30]:
@@ -74,7 +80,7 @@ def render(j: dict) -> str:
     if not j["findings"]:
         L.append("  none")
     for f in j["findings"][:40]:
-        cite = _fmt_ev(f["evidence"][0]) if f["evidence"] else "-"
+        cite = _cite(f["evidence"][0]) if f["evidence"] else "-"
         L.append(f"  [{f['label']}] {f['role']:<8} {cite:<28} {f['claim']}")
         for e in f["evidence"][:1]:
             if "metric" not in e and e.get("text"):

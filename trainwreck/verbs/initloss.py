@@ -2,12 +2,12 @@
 
 For cross-entropy over K classes (or a vocabulary of K tokens) the expected initial loss is ln(K). A first loss
 far below it suggests label leakage or a loss averaged differently; far above it, too-large initial logits
-(init scale, missing normalisation) or a wrong loss reduction.
+(init scale, missing normalisation) or a wrong loss reduction. Also says whether the loss stays at chance level
+(the same verdict `diagnose` reached: one chance-level module decides both).
 """
 from __future__ import annotations
 
 import json
-import math
 
 NAME = "init-loss"
 ORDER = 40
@@ -22,52 +22,29 @@ def add_arguments(p) -> None:
     p.add_argument("--json", action="store_true")
 
 
-def check(bundle, k=None):
-    src = None
+def check(result, k=None) -> dict:
+    """The diagnosis' chance-level verdict; with K given on the command line, the same check for that K."""
     if not k:
-        e = bundle.config("num_classes", "n_classes", "num_labels", "vocab_size", "n_vocab", "padded_vocab_size")
-        if e:
-            try:
-                k, src = int(float(e.value)), f"{e.path}:{e.line}"
-            except ValueError:
-                k = None
-    s = bundle.best_series("loss")
-    pts = [p for p in (s.points if s else []) if math.isfinite(p.value)]
-    if not pts:
-        return {"ok": None, "why": "no finite loss values were found"}
-    first = pts[0]
-    out = {"first_loss": first.value, "step": first.step, "cite": first.source.cite()}
-    if not k or k < 2:
-        out.update(ok=None, why="the number of classes / vocabulary size is unknown: pass --num-classes or --vocab")
-        return out
-    exp = math.log(k)
-    ratio = first.value / exp
-    out.update(expected=round(exp, 4), k=k, k_source=src or "command line", ratio=round(ratio, 3))
-    if 0.8 <= ratio <= 1.25:
-        out.update(ok=True, verdict=f"first loss {first.value:.4g} matches ln({k}) = {exp:.4g}: initialisation and "
-                   "loss wiring look right")
-    elif ratio < 0.8:
-        out.update(ok=False, verdict=f"first loss {first.value:.4g} is well below ln({k}) = {exp:.4g}: the first logged "
-                   "step may be late (already learning), labels may leak into inputs, or the loss is not a mean "
-                   "cross-entropy over {k} classes")
-    else:
-        out.update(ok=False, verdict=f"first loss {first.value:.4g} is {ratio:.1f}× ln({k}) = {exp:.4g}: initial logits "
-                   "are too large (init scale, missing final norm, temperature) or the loss is summed, not averaged")
-    return out
+        return dict(result.diagnosis.chance)
+    from trainwreck.decide.views import chance
+    return chance(result.bundle, result.findings, k)
 
 
 def run(args) -> int:
-    from trainwreck.collect import collect
-    from trainwreck.locate import locate
-    b = collect(locate(args.path))
-    r = check(b, args.num_classes or args.vocab)
+    from trainwreck.pipeline import diagnose
+    r = check(diagnose(args.path, probe=False), args.num_classes or args.vocab)
     if args.json:
         print(json.dumps(r, indent=2))
         return 0
+    stuck = r.get("finding") if r.get("at_chance") else None
     if r.get("ok") is None:
         print(f"init-loss: {r['why']}" + (f" (first loss {r['first_loss']:.4g} at {r['cite']})" if "first_loss" in r
                                           else ""))
+        if stuck:
+            print(f"LOOK the loss stays at chance level: {stuck['claim']} ({stuck['cite']})")
         return 0 if "first_loss" in r else 2
     print(("OK   " if r["ok"] else "LOOK ") + r["verdict"])
     print(f"     first loss at {r['cite']}; K={r['k']} from {r['k_source']}")
+    if stuck:
+        print(f"LOOK the loss stays at chance level: {stuck['claim']} ({stuck['cite']})")
     return 0

@@ -1,6 +1,7 @@
 """`trainwreck rollback`: the last intact checkpoint before the failure's onset (first non-finite step, start of
-divergence or of a loss spike), and the resume plan: rewind there, skip the batches that preceded the onset,
-lower the learning rate. Checkpoints are checked from their container format and never loaded."""
+divergence, or the precursor that came before them, such as a grad-norm spike), and the resume plan: rewind
+there, skip the batches that preceded the onset, lower the learning rate. Checkpoints are checked from their
+container format and never loaded. A view of the diagnosis: the same checkpoint `diagnose` recommends."""
 from __future__ import annotations
 
 import json
@@ -19,27 +20,13 @@ def add_arguments(p) -> None:
 
 
 def plan(result) -> dict:
-    from trainwreck.decide.next_steps import onset_step, rollback_checkpoint
     d = result.diagnosis
-    b = result.bundle
-    onset = None
-    prim = next((f for f in result.findings if f.id == (d.primary_cause or {}).get("id")), None)
-    onset = onset_step(d.classification, prim, [f for f in result.findings if f.suggests == d.classification])
-    precursor = ("spike", "collapse", "before-nan", "divergence", "explosion", "blowup")
-    for f in result.findings:  # an earlier precursor (grad-norm spike, loss spike) moves the onset back
-        if f.id.startswith("metric.") and any(w in f.id for w in precursor) and f.order is not None:
-            if onset is None or f.order < onset:
-                onset = int(f.order)
-    ck = rollback_checkpoint(b, onset)
-    out = {"classification": d.classification, "onset_step": onset, "checkpoints": b.checkpoints,
-           "rollback_to": ck}
-    if ck:
-        skip_from = ck["step"]
-        out["plan"] = [f"resume from {ck['path']} (step {ck['step']}, {ck['size']} bytes, container intact)",
-                       f"skip or reshuffle the data between steps {skip_from} and {onset if onset else '?'} "
-                       "(the batches that preceded the onset)",
-                       "lower the peak learning rate by 2–3× (or lengthen warmup) and enable gradient clipping 1.0",
-                       "watch grad_norm and loss_scale for the first 100 steps after resuming"]
+    rb = d.rollback
+    out = {"classification": d.classification, "onset_step": rb.get("before_step"),
+           "failure_onset_step": d.onset.get("step"), "precursors": d.precursors, "checkpoints": d.checkpoints,
+           "rollback_to": rb.get("checkpoint")}
+    if rb.get("plan"):
+        out["plan"] = rb["plan"]
     return out
 
 
@@ -49,7 +36,12 @@ def run(args) -> int:
     if args.json:
         print(json.dumps(r, indent=2))
         return 0
-    print(f"classification: {r['classification']}; onset: step {r['onset_step'] if r['onset_step'] is not None else 'unknown'}")
+    onset, before = r["failure_onset_step"], r["onset_step"]
+    line = f"classification: {r['classification']}; onset: step {onset if onset is not None else 'unknown'}"
+    if before is not None and before != onset:
+        first = r["precursors"][0] if r["precursors"] else None
+        line += f"; roll back before step {before}" + (f" ({first['summary']}, {first['cite']})" if first else "")
+    print(line)
     if not r["checkpoints"]:
         print("no checkpoints found in the run directory (looked for *.pt, *.pth, *.ckpt, *.safetensors, *.bin)")
         return 0

@@ -1,0 +1,78 @@
+"""Chance level, in one place: the loss a model that predicts uniformly over K classes gives is ln(K).
+
+Every ln(K) comparison in trainwreck uses this module: the plateau detector (a flat loss at chance level), the
+chance-level detector (loss at ln(K) and accuracy at 1/K) and the initial-loss check (`init-loss`). A level is
+"at chance" when it lies within `tolerance(k)` of ln(K): 2% of ln(K), at least 0.05 nats, and a quarter of that
+(0.5%) when only a few points are seen (a short series has to sit exactly on the level to say anything).
+The initial loss of a fresh model is a looser question, so its band is a ratio: 0.8–1.25 × ln(K).
+"""
+from __future__ import annotations
+
+import math
+from typing import Dict, Iterable, Optional, Tuple
+
+from trainwreck.model import Source
+
+CHANCE_REL = 0.02  # a level within 2% of ln(K) …
+CHANCE_ABS = 0.05  # … or within 0.05 nats of it (small K), is chance level
+FEW_POINTS_SHARE = 0.25  # from a few points only: a quarter of that tolerance
+INIT_BAND = (0.8, 1.25)  # first loss / ln(K) of a freshly initialised model
+
+
+def expected_loss(k: int) -> float:
+    """Cross-entropy of uniform predictions over k classes: ln(k)."""
+    return math.log(k)
+
+
+def tolerance(k: int, few_points: bool = False) -> float:
+    """How far from ln(k) a loss level may be and still be called chance level."""
+    if few_points:
+        return FEW_POINTS_SHARE * CHANCE_REL * math.log(k)
+    return max(CHANCE_REL * math.log(k), CHANCE_ABS)
+
+
+def at_chance(level: float, k: int, few_points: bool = False) -> bool:
+    """True when `level` is ln(k) within the tolerance (k ≥ 2)."""
+    return k >= 2 and math.isfinite(level) and abs(level - math.log(k)) <= tolerance(k, few_points)
+
+
+def nearest_k(level: float, ks: Iterable[int], few_points: bool = False) -> Optional[int]:
+    """Among candidate class counts, the one whose ln(K) `level` sits at, when any."""
+    near = [(abs(level - math.log(k)), k) for k in ks if at_chance(level, k, few_points)]
+    return min(near)[1] if near else None
+
+
+def initial_loss_verdict(first: float, k: int) -> Dict[str, object]:
+    """Is a first logged loss what a freshly initialised model over k classes gives? ok True/False with why."""
+    exp = expected_loss(k)
+    ratio = first / exp
+    out: Dict[str, object] = {"expected": round(exp, 4), "k": k, "ratio": round(ratio, 3)}
+    lo, hi = INIT_BAND
+    if lo <= ratio <= hi:
+        out.update(ok=True, verdict=f"first loss {first:.4g} matches ln({k}) = {exp:.4g}: initialisation and "
+                   "loss wiring look right")
+    elif ratio < lo:
+        out.update(ok=False, verdict=f"first loss {first:.4g} is well below ln({k}) = {exp:.4g}: the first logged "
+                   "step may be late (already learning), labels may leak into inputs, or the loss is not a mean "
+                   f"cross-entropy over {k} classes")
+    else:
+        out.update(ok=False, verdict=f"first loss {first:.4g} is {ratio:.1f}× ln({k}) = {exp:.4g}: initial logits "
+                   "are too large (init scale, missing final norm, temperature) or the loss is summed, not averaged")
+    return out
+
+
+CLASS_KEYS = ("num_classes", "vocab_size", "n_classes", "num_labels", "n_vocab", "padded_vocab_size")
+
+
+def class_count(bundle) -> Optional[Tuple[int, Source]]:
+    """K (number of classes / vocabulary) from the config, with its source."""
+    e = bundle.config(*CLASS_KEYS)
+    if e is None:
+        return None
+    try:
+        k = int(float(str(e.value).strip("'\"")))
+    except ValueError:
+        return None
+    if k < 2:
+        return None
+    return k, e.source()

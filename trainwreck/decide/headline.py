@@ -1,0 +1,69 @@
+"""The words of a diagnosis: its one-line headline, and each finding as the report shows it (a catalog match
+quotes the matched message itself, without its rank or time prefix)."""
+from __future__ import annotations
+
+import re
+from typing import Dict, List, Optional
+
+from trainwreck.collect.bundle import Bundle
+from trainwreck.model import Finding
+
+NOT_LEARNING_KINDS = ("plateau", "chance")  # a stall that is a model not learning, not a hung process
+_WHERE = {"startup": "at startup", "compile": "while compiling the graph", "runtime": "during training",
+          "checkpoint": "while saving or loading a checkpoint", "evaluation": "during evaluation"}
+_WHAT = {"NaN": "NaN", "OOM": "Out of memory", "divergence": "Divergence", "stall": "Stall", "crash": "Crash"}
+_PREFIX = re.compile(r"^(?:\s*(?:\[[^\]]{1,60}\]|\(\w+ pid=\d+\)|\d{4}-\d\d-\d\d[ T][\d:.,]+|"
+                     r"[\w.-]+:\d+:\d+ \[\d+\]|[A-Z]\d{4} [\d:.]+ \d+ \S+\])[:\s-]*)+")
+
+
+def not_learning(cls: str, primary: Optional[Finding]) -> bool:
+    return cls == "stall" and primary is not None and primary.kind in NOT_LEARNING_KINDS
+
+
+def headline(cls: str, primary: Optional[Finding], stage: str, bundle: Bundle, onset: Optional[int],
+             truncated: Optional[Finding] = None, launcher: Optional[Finding] = None) -> str:
+    where = _WHERE.get(stage, "")
+    if cls == "unclear":
+        if primary is None and truncated is not None:
+            line = truncated.evidence[0].line if truncated.evidence else None
+            return (f"unclear: the log is cut off mid-traceback{f' at line {line}' if line else ''}; the exception "
+                    "that ended the run is not in it")
+        if launcher is not None:
+            return ("unclear: the launcher reports that a worker process failed, but that worker's own error is not "
+                    "in these logs")
+        steps = [p.step for ss in bundle.series.values() for x in ss for p in x.points if p.step is not None]
+        if bundle.logs or steps:
+            at = f" at step {max(steps)}" if steps else ""
+            return (f"unclear: the run stops{at} with no error in the logs (a hang, or a kill from outside "
+                    f"such as the OOM killer or the scheduler)")
+        return "unclear: no logs or metrics to diagnose"
+    what = "Not learning (stall)" if not_learning(cls, primary) else _WHAT[cls]
+    at = f" at step {onset}" if onset is not None else ""
+    rank = f" on rank {primary.rank}" if primary is not None and primary.rank is not None else ""
+    head = f"{what}{at}{rank}"
+    if primary is not None and cls in ("crash", "stall", "OOM"):
+        text = primary.claim
+        head += ": " + (text if len(text) <= 100 else text[:100].rsplit(" ", 1)[0] + "…")
+    return f"{head}, {where}" if where and cls in ("NaN", "divergence") else (f"{head} ({where})" if where else head)
+
+
+def core_message(f: Finding) -> str:
+    """The matched log line without rank/time prefixes, for a cause summary that quotes the message itself."""
+    if not f.signature or not f.evidence or f.evidence[0].metric is not None:
+        return ""
+    text = _PREFIX.sub("", f.evidence[0].text.strip()).strip()
+    return text[:160] + ("…" if len(text) > 160 else "")
+
+
+def finding_json(f: Finding) -> Dict:
+    return f.to_json(core_message(f))
+
+
+def terminal_json(terminal: List[Finding], cls: str) -> List[Dict]:
+    """What happened after the failure: each event once, said to be a consequence (unless nothing was decided)."""
+    out = []
+    for f in terminal[:6]:
+        d = finding_json(f)
+        d["summary"] = f"{f.with_rank()}: a consequence, not the cause" if cls != "unclear" else f.with_rank()
+        out.append(d)
+    return out
