@@ -114,9 +114,6 @@ class Point:
 KINDS = ("traceback", "truncated-traceback", "launcher-summary", "interrupted", "exception-line", "signature",
          "nonfinite", "precursor", "divergence", "spike", "chance", "plateau", "trajectory", "config", "stack",
          "checkpoint", "stack-dump", "probe", "")
-# The kind of a finding whose detector does not set one yet (the traceback detector's findings).
-DEFAULT_KINDS = {"traceback.root-exception": "traceback", "traceback.truncated": "truncated-traceback",
-                 "traceback.first-failing-rank": "launcher-summary", "traceback.interrupted": "interrupted"}
 
 
 @dataclass
@@ -157,7 +154,7 @@ class Finding:
 
     def __post_init__(self) -> None:
         if not self.kind:
-            self.kind = DEFAULT_KINDS.get(self.id, "signature" if self.signature else "")
+            self.kind = "signature" if self.signature else ""
         if self.step is None and self.evidence and self.evidence[0].metric is not None:
             self.step = self.evidence[0].step
 

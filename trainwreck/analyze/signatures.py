@@ -12,6 +12,7 @@ from typing import Dict, List, Optional
 
 from trainwreck.catalog import Signature, line_key, load, prefilter
 from trainwreck.collect.bundle import Bundle
+from trainwreck.collect.ranks import line_rank
 from trainwreck.model import DIRECT, Finding, Line
 
 MAX_MATCH_CHARS = 8192  # regexes see at most this much of one line (tqdm lines can be megabytes)
@@ -25,20 +26,8 @@ WRAPPER = re.compile(r"(?i)exited with non-zero (?:exit )?(?:status|code)|return
 _WRAPPER_GATES = ("zero", "Zero", "ZERO", "ied with", "IED WITH", "ith code", "ith return code", "ITH CODE",
                   "ITH RETURN CODE")  # cheap substring tests before the case-blind regex
 
-_RANK_PATTERNS = [
-    re.compile(r"^\s*\[(?:rank|default)(\d+)\]:"),  # torch>=2.2 "[rank3]:", torchrun --tee "[default3]:"
-    re.compile(r"^\s*\[(\d+)\]<std(?:err|out)>:"),  # torchrun --log-line-prefix "[3]<stderr>:"
-    re.compile(r"\[(?:PG [^\]]*?)?Rank (\d+)\]"),  # ProcessGroupNCCL "[Rank 3]", "[PG 1 Rank 3]"
-    re.compile(r"\bRankID:(\d+)"),  # torch_npu / CANN "(PID:1, Device:3, RankID:3)"
-    re.compile(r"(?i)(?<![\w.])(?:global_)?rank[\s:=#]{0,3}(\d+)\b"),  # "rank 3", "Rank 0 Skipping step", "rank=3"
-    re.compile(r"^(\d{1,4}): "),  # srun --label "3: ..."
-]
-
-
 def parse_rank(text: str) -> Optional[int]:
-    from trainwreck.collect.ranks import line_rank  # the one rank parser
-
-    return line_rank(text)
+    return line_rank(text)  # the one rank parser
 
 
 class _Hits:

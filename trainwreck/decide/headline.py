@@ -2,18 +2,16 @@
 quotes the matched message itself, without its rank or time prefix)."""
 from __future__ import annotations
 
-import re
 from typing import Dict, List, Optional
 
 from trainwreck.collect.bundle import Bundle
+from trainwreck.collect.ranks import strip_prefixes
 from trainwreck.model import Finding
 
 NOT_LEARNING_KINDS = ("plateau", "chance")  # a stall that is a model not learning, not a hung process
 _WHERE = {"startup": "at startup", "compile": "while compiling the graph", "runtime": "during training",
           "checkpoint": "while saving or loading a checkpoint", "evaluation": "during evaluation"}
 _WHAT = {"NaN": "NaN", "OOM": "Out of memory", "divergence": "Divergence", "stall": "Stall", "crash": "Crash"}
-_PREFIX = re.compile(r"^(?:\s*(?:\[[^\]]{1,60}\]|\(\w+ pid=\d+\)|\d{4}-\d\d-\d\d[ T][\d:.,]+|"
-                     r"[\w.-]+:\d+:\d+ \[\d+\]|[A-Z]\d{4} [\d:.]+ \d+ \S+\])[:\s-]*)+")
 
 
 def not_learning(cls: str, primary: Optional[Finding]) -> bool:
@@ -51,7 +49,7 @@ def core_message(f: Finding) -> str:
     """The matched log line without rank/time prefixes, for a cause summary that quotes the message itself."""
     if not f.signature or not f.evidence or f.evidence[0].metric is not None:
         return ""
-    text = _PREFIX.sub("", f.evidence[0].text.strip()).strip()
+    text = strip_prefixes(f.evidence[0].text.strip())[1].strip()
     return text[:160] + ("…" if len(text) > 160 else "")
 
 

@@ -193,7 +193,7 @@ def _root_finding(g: _Group, root: Traceback) -> Finding:
     launcher = root.exc_type.endswith("ChildFailedError")
     if launcher:
         notes.append("torchrun's own report that a worker process failed: the worker's error is the cause")
-    return Finding(id="traceback.root-exception", claim=claim, label=DIRECT,
+    return Finding(id="traceback.root-exception", kind="traceback", claim=claim, label=DIRECT,
                    confidence=0.4 if launcher else (0.85 if uf is not None else 0.75),
                    evidence=evidence, suggests="crash", role="symptom" if launcher else "cause",
                    stage=infer_stage(head), order=float(g.order), rank=head.rank if head.rank is not None else
@@ -212,7 +212,7 @@ def _interrupted_finding(groups: List[_Group], ff: Optional[RankFailure]) -> Fin
     if ff is not None and ff.root_cause and ff.signal in _INTERRUPT_SIGNALS:
         parts.append(f"torchrun: rank {ff.rank} ended by {ff.signal}")
         evidence.append(ff.line.source())
-    return Finding(id="traceback.interrupted", label=DIRECT, confidence=0.3, suggests="crash", role="terminal",
+    return Finding(id="traceback.interrupted", kind="interrupted", label=DIRECT, confidence=0.3, suggests="crash", role="terminal",
                    claim="the run was interrupted from outside (" + "; ".join(parts) + "), "
                          "not a failure of the workload itself",
                    evidence=evidence[:5], order=float(order) if order is not None else None,
@@ -230,7 +230,7 @@ def _truncated_finding(t: Traceback, offset: int) -> Finding:
     if uf is not None and uf.log_line is not None and uf.log_line is not lv:
         evidence.append(uf.log_line.source())
     order = offset + (t.end_index if t.end_index is not None else t.start_index)
-    return Finding(id="traceback.truncated", label=DIRECT, confidence=0.9, role="context",
+    return Finding(id="traceback.truncated", kind="truncated-traceback", label=DIRECT, confidence=0.9, role="context",
                    claim=f"log cut off mid-traceback; last visible line {num}: {text}{where}; "
                          "the exception line is not in the log",
                    evidence=evidence, stage=infer_stage(t) if t.frames else None, order=float(order), rank=t.rank)
@@ -259,7 +259,7 @@ def _rank_finding(ff: Optional[RankFailure], ranks_seen: set, bundle: Bundle) ->
     else:
         claim = f"torchelastic: local rank {ff.local_rank} failed first{code}"
         conf = 0.5
-    return Finding(id="traceback.first-failing-rank", claim=claim, label=DIRECT, confidence=conf, role="context",
+    return Finding(id="traceback.first-failing-rank", kind="launcher-summary", claim=claim, label=DIRECT, confidence=conf, role="context",
                    evidence=evidence, rank=ff.rank, order=_order_of(ff.line, bundle))
 
 
