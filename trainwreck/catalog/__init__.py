@@ -1,7 +1,9 @@
 """The signature catalog: known failure messages, one YAML file per family, loaded into Signatures.
 
-`load()` parses every `*.yaml` beside this file (with the stdlib `miniyaml` parser; PyYAML only as a
-fallback), compiles the patterns once and caches the result.
+The YAML files beside this one are the sources. `python -m trainwreck.catalog.build` compiles them into
+`compiled.json` (committed, shipped as package data); `load()` reads only that file, with the standard
+library's C JSON decoder, so no YAML is parsed on the hot path. tests/test_catalog.py fails, saying how to
+rebuild, when the compiled form and the sources disagree. Regexes compile on first use, per signature.
 
 `Prefilter` is the cheap first pass of the detector: each entry names `needles`, lowercase literal
 substrings one of which appears in every line its patterns match. The needles are grouped under a
@@ -10,15 +12,16 @@ costs a handful of substring tests.
 """
 from __future__ import annotations
 
+import json
 import os
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Callable, Dict, List, Optional, Pattern, Sequence, Tuple
-
-from trainwreck.catalog import miniyaml
+from typing import Any, Dict, List, Optional, Pattern, Sequence, Tuple
 
 CATALOG_DIR = os.path.dirname(os.path.abspath(__file__))
+COMPILED = os.path.join(CATALOG_DIR, "compiled.json")
+FORMAT = 1  # the compiled form's layout; bump it when the layout (not the content) changes
 
 # Gate words: every needle should contain one of them. They are rare in ordinary progress lines
 # ("step 12 loss=2.3 lr=1e-4", tqdm bars, INFO lines). A needle containing none of them becomes a
@@ -80,30 +83,9 @@ class Signature:
         return None
 
 
-def _parse(text: str) -> Any:
-    """The stdlib parser first: it is ~10x faster than pure-Python PyYAML on the catalog, and the tests prove
-    both give the same result on every catalog file. PyYAML only as a fallback for constructs it lacks."""
-    try:
-        return miniyaml.loads(text)
-    except miniyaml.MiniYAMLError:
-        try:
-            import yaml  # type: ignore
-        except ImportError:
-            raise
-        return yaml.safe_load(text)
-
-
 def catalog_files() -> List[str]:
+    """The YAML sources, in the order their entries are loaded."""
     return sorted(os.path.join(CATALOG_DIR, f) for f in os.listdir(CATALOG_DIR) if f.endswith(".yaml"))
-
-
-def read_file(path: str, parser: Optional[Callable[[str], Any]] = None) -> List[Dict[str, Any]]:
-    with open(path, encoding="utf-8") as fh:
-        text = fh.read()
-    data = (parser or _parse)(text)
-    if not isinstance(data, list):
-        raise ValueError(f"{path}: the catalog file must be a list of entries")
-    return data
 
 
 def _signature(entry: Dict[str, Any], family: str) -> Signature:
@@ -133,19 +115,32 @@ def _signature(entry: Dict[str, Any], family: str) -> Signature:
     )
 
 
-@lru_cache(maxsize=1)
-def load() -> List[Signature]:
+def signatures(compiled: Dict[str, Any]) -> List[Signature]:
+    """Signatures from the compiled form ({"families": {family: [entry, ...]}}), checked as they are built."""
     sigs: List[Signature] = []
     seen: Dict[str, str] = {}
-    for path in catalog_files():
-        family = os.path.splitext(os.path.basename(path))[0]
-        for entry in read_file(path):
+    for family, entries in compiled["families"].items():
+        for entry in entries:
             sig = _signature(entry, family)
             if sig.id in seen:
                 raise ValueError(f"duplicate signature id {sig.id!r} in {family} and {seen[sig.id]}")
             seen[sig.id] = family
             sigs.append(sig)
     return sigs
+
+
+def read_compiled(path: str = COMPILED) -> Dict[str, Any]:
+    with open(path, encoding="utf-8") as fh:
+        data = json.load(fh)
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise ValueError(f"{path}: not a compiled catalog of format {FORMAT}; "
+                         "rebuild it with `python -m trainwreck.catalog.build`")
+    return data
+
+
+@lru_cache(maxsize=1)
+def load() -> List[Signature]:
+    return signatures(read_compiled())
 
 
 def by_id() -> Dict[str, Signature]:
@@ -193,18 +188,18 @@ class Prefilter:
         self.gates: Tuple[str, ...] = tuple(gates)
         self._order = {sig.id: i for i, sig in enumerate(sigs)}
         self._index = [(_key_of(g), g == "inf", index[g]) for g in gates]
-        plain = [repr(_key_of(g)) for g in gates if g != "inf"]
-        expr = " or ".join(f"{g} in k" for g in plain) or "False"
-        if "inf" in gates:
-            expr = f"{expr} or ('inf' in k and 'inf' in k.replace('info', ''))"
-        # One generated boolean expression: `'error' in k or 'fail' in k or ...` is the cheapest
-        # way CPython has to test a short line against a few dozen literals (str, not bytes: the
-        # bytes `in` operator is several times slower).
-        self._passes: Callable[[str], bool] = eval(f"lambda k: {expr}")  # noqa: S307 - literals only
+        # A plain loop of `in` tests over the gate literals (no generated code): CPython's `in` on str is
+        # the cheapest test of a short line against a few dozen literals (bytes `in` is several times
+        # slower, one regex alternation slower still); "inf" alone needs its word test.
+        self._plain: Tuple[str, ...] = tuple(_key_of(g) for g in gates if g != "inf")
+        self._has_inf = "inf" in gates
         self._cache: Dict[str, Tuple[Signature, ...]] = {}
 
     def passes_key(self, key: str) -> bool:
-        return bool(self._passes(key))
+        for gate in self._plain:
+            if gate in key:
+                return True
+        return self._has_inf and "inf" in key and "inf" in key.replace("info", "")
 
     def candidates_for_key(self, key: str) -> Tuple[Signature, ...]:
         """Signatures with a needle in the line key, in catalog order (cached per key)."""
@@ -212,7 +207,7 @@ class Prefilter:
         if hit is not None:
             return hit
         out: Tuple[Signature, ...] = ()
-        if self._passes(key):
+        if self.passes_key(key):
             found: Dict[str, Signature] = {}
             for gate, is_inf, entries in self._index:
                 if gate in key and (not is_inf or "inf" in key.replace("info", "")):
