@@ -91,7 +91,9 @@ def earlier(a: Onset, b: Onset) -> bool:
 def nonfinite_finding(o: Onset) -> Finding:
     p = o.point
     word = nonfinite_word(p.value)
-    last_ok = next(((i, q) for i, q in reversed(list(enumerate(o.points[:o.index]))) if is_finite(q.value)), None)
+    pts = o.points  # the last finite point before the onset, searched backwards from it
+    last_ok = next(((i, pts[i]) for i in range(min(o.index, len(pts)) - 1, -1, -1) if is_finite(pts[i].value)),
+                   None)
     before = f" (last finite value {fmt(last_ok[1].value)} at {where(last_ok[1], last_ok[0])})" if last_ok else \
         " (no finite value logged before it)"
     if o.later == 0:
