@@ -6,10 +6,10 @@ loss (train or validation) sits at ln(K) and the accuracy at the matching 1/K, f
 from __future__ import annotations
 
 import math
-from statistics import median
 from typing import List, Optional, Tuple
 
 from trainwreck.analyze.trajectory_shape import COMMON_K, config_classes
+from trainwreck.analyze.trajectory_stats import median  # statistics.median's result, without its imports
 from trainwreck.collect.bundle import Bundle
 from trainwreck.model import DIRECT, Finding
 

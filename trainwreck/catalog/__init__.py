@@ -54,7 +54,7 @@ class Signature:
     classification: str
     role: str
     weight: float
-    sources: List[str]  # regex sources; compiled on first use (most signatures never see a candidate line)
+    sources: List[str]  # regex sources; each compiled on first use (most signatures never see a candidate line)
     needles: Tuple[str, ...]
     meaning: str
     causes: List[str]
@@ -67,17 +67,24 @@ class Signature:
     detail: Optional[str] = None
     overlaps: List[str] = field(default_factory=list)
 
-    _compiled: Optional[List[Pattern[str]]] = field(default=None, repr=False, compare=False)
+    _compiled: List[Optional[Pattern[str]]] = field(default_factory=list, repr=False, compare=False)
+
+    def _pattern(self, i: int) -> Pattern[str]:
+        if not self._compiled:
+            self._compiled = [None] * len(self.sources)
+        pat = self._compiled[i]
+        if pat is None:
+            pat = self._compiled[i] = re.compile(self.sources[i])
+        return pat
 
     @property
     def patterns(self) -> List[Pattern[str]]:
-        if self._compiled is None:
-            self._compiled = [re.compile(p) for p in self.sources]
-        return self._compiled
+        return [self._pattern(i) for i in range(len(self.sources))]
 
     def match(self, text: str) -> Optional["re.Match[str]"]:
-        for pat in self.patterns:
-            m = pat.search(text)
+        """The first pattern's match, trying them in order; a pattern is compiled when first reached."""
+        for i in range(len(self.sources)):
+            m = self._pattern(i).search(text)
             if m:
                 return m
         return None

@@ -31,7 +31,9 @@ class YAMLError(ValueError):
 _KEY_SRC = r"""(?P<key>"[^"]*"|'[^']*'|[^\s:#'"\[\]{}][^:#]*?)\s*:"""
 _KEY = re.compile(r"^(?P<indent>[ ]*)(?P<dash>-\s+)?" + _KEY_SRC + r"(?:\s+(?P<val>.*?))?\s*$")
 _ITEM = re.compile(r"^(?P<indent>[ ]*)-\s+(?P<val>.*?)\s*$")
-_KEY_AT = re.compile(_KEY_SRC + r"(?:\s+|$)")  # a key at the start of a line's text (loads)
+# loads() runs only when trainwreck's own data is built, never while diagnosing: its patterns are compiled on
+# first use (re.match caches them), not at import.
+_KEY_AT = _KEY_SRC + r"(?:\s+|$)"  # a key at the start of a line's text
 _BLOCK_SCALAR = ("|", ">", "|-", ">-", "|+", ">+")
 
 
@@ -181,7 +183,7 @@ class _Parser:
                 else:
                     out.append(self.block(self.i + 1, nxt))
                 continue
-            if not rest.startswith(("'", '"', "[", "{")) and _KEY_AT.match(rest):
+            if not rest.startswith(("'", '"', "[", "{")) and re.match(_KEY_AT, rest):
                 # "- key: value" opens a mapping whose keys sit at the column of `key`
                 col = ln.indent + (len(ln.text) - len(rest))
                 self.lines[self.i] = _Line(col, rest, ln.no)
@@ -201,7 +203,7 @@ class _Parser:
                 raise YAMLError(f"line {ln.no}: unexpected indentation")
             if _is_item(ln.text):
                 break
-            m = _KEY_AT.match(ln.text)
+            m = re.match(_KEY_AT, ln.text)
             if not m:
                 raise YAMLError(f"line {ln.no}: expected 'key: value'")
             key = _key_of(m, ln.no)
@@ -320,12 +322,20 @@ def _plain(text: str, pos: int, no: int, flow: bool) -> Tuple[Any, int]:
     raw = text[pos:i].rstrip()
     if raw and raw[0] in "@`%&*!|>":
         raise YAMLError(f"line {no}: plain scalar starts with reserved character")
+    if raw[:1] in ("-", "?", ":") and raw[1:2] in ("", " "):
+        raise YAMLError(f"line {no}: {raw[:1]!r} opens a nested collection here; quote the value")
     return _resolve(raw, no), i
 
 
-_INT = re.compile(r"[-+]?(?:0|[1-9][0-9]*)\Z")
-_FLOAT = re.compile(r"[-+]?(?:[0-9]+\.[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?\Z")
-_AMBIGUOUS = {"yes", "no", "on", "off", "y", "n"}  # YAML 1.1 booleans: refuse rather than guess
+_INT = r"[-+]?(?:0|[1-9][0-9]*)\Z"
+_FLOAT = r"[-+]?[0-9]+\.[0-9]*(?:[eE][-+][0-9]+)?\Z|\.[0-9]+(?:[eE][-+][0-9]+)?\Z"
+# What PyYAML's YAML 1.1 resolver reads as a number or a boolean (octal 012, 0x1f, 1_000, sexagesimal 1:20,
+# .inf, yes/off, …): anything here that _INT / _FLOAT do not cover is refused, never read differently.
+_YAML11 = (r"(?:[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+"
+           r"|[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+"
+           r"|[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?|\.[0-9][0-9_]*(?:[eE][-+][0-9]+)?"
+           r"|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)"
+           r"|yes|Yes|YES|no|No|NO|on|On|ON|off|Off|OFF|y|Y|n|N)\Z")
 
 
 def _resolve(raw: str, no: int) -> Any:
@@ -335,12 +345,13 @@ def _resolve(raw: str, no: int) -> Any:
         return True
     if raw in ("false", "False", "FALSE"):
         return False
-    if raw.lower() in _AMBIGUOUS:
-        raise YAMLError(f"line {no}: ambiguous YAML 1.1 boolean {raw!r}; quote it")
-    if _INT.match(raw):
+    if re.match(_INT, raw):
         return int(raw)
-    if _FLOAT.match(raw):
+    if re.match(_FLOAT, raw):
         return float(raw)
+    if re.match(_YAML11, raw):
+        raise YAMLError(f"line {no}: {raw!r} is a number or a boolean in YAML 1.1 (octal, hex, 1_000, yes/no, "
+                        f"…); quote it")
     return raw
 
 
@@ -359,7 +370,7 @@ def _flow_seq(text: str, pos: int, no: int) -> Tuple[List[Any], int]:
         i = _flow_sep(text, i, no, "]")
 
 
-_FLOW_KEY = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_-]*)\s*:\s")
+_FLOW_KEY = r"\s*([A-Za-z_][A-Za-z0-9_-]*)\s*:\s"
 
 
 def _flow_map(text: str, pos: int, no: int) -> Tuple[dict, int]:
@@ -372,7 +383,7 @@ def _flow_map(text: str, pos: int, no: int) -> Tuple[dict, int]:
             raise YAMLError(f"line {no}: unterminated flow mapping")
         if text[i] == "}":
             return out, i + 1
-        m = _FLOW_KEY.match(text, i)
+        m = re.compile(_FLOW_KEY).match(text, i)
         if not m:
             raise YAMLError(f"line {no}: expected 'key: value' in flow mapping")
         key = m.group(1)
