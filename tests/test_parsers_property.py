@@ -104,7 +104,7 @@ def test_yaml_loads_refuses_or_agrees_with_pyyaml(lines):
     try:
         want = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise AssertionError(f"loads accepted what PyYAML rejects: {text!r} -> {got!r} ({exc})")
+        raise AssertionError(f"loads accepted what PyYAML rejects: {text!r} -> {got!r} ({exc})") from None
     assert got == want, text
     assert repr(got) == repr(want), text  # same types too (1 vs 1.0 vs True)
 
