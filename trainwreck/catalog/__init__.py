@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Dict, List, Optional, Pattern, Sequence, Tuple
 
@@ -34,40 +33,63 @@ GATES: Tuple[str, ...] = (
     "duplicate", "xid", "undefined", "insufficient", "capability", "hit config.",
 )
 
-@dataclass(frozen=True)
-class Verify:
-    skill: str
-    command: str = ""
+class _Record:
+    """A small value class: equality and repr over its fields. Plain classes, not dataclasses: a dataclass
+    costs about a millisecond to create, at every start-up."""
+
+    __slots__ = ()
+    _fields: Tuple[str, ...] = ()
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return all(getattr(self, k) == getattr(other, k) for k in self._fields)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({', '.join(f'{k}={getattr(self, k)!r}' for k in self._fields)})"
 
 
-@dataclass(frozen=True)
-class Example:
-    line: str
-    source: str
+class Verify(_Record):
+    __slots__ = _fields = ("skill", "command")
+
+    def __init__(self, skill: str, command: str = "") -> None:
+        self.skill, self.command = skill, command
+
+    def __hash__(self) -> int:
+        return hash((self.skill, self.command))
 
 
-@dataclass
-class Signature:
-    id: str
-    family: str
-    title: str
-    classification: str
-    role: str
-    weight: float
-    sources: List[str]  # regex sources; each compiled on first use (most signatures never see a candidate line)
-    needles: Tuple[str, ...]
-    meaning: str
-    causes: List[str]
-    fixes: List[str]
-    verify: Verify
-    examples: List[Example]
-    min_count: int = 1
-    stage: Optional[str] = None
-    stack: List[str] = field(default_factory=list)
-    detail: Optional[str] = None
-    overlaps: List[str] = field(default_factory=list)
+class Example(_Record):
+    __slots__ = _fields = ("line", "source")
 
-    _compiled: List[Optional[Pattern[str]]] = field(default_factory=list, repr=False, compare=False)
+    def __init__(self, line: str, source: str) -> None:
+        self.line, self.source = line, source
+
+    def __hash__(self) -> int:
+        return hash((self.line, self.source))
+
+
+class Signature(_Record):
+    """One catalog entry. `sources` are its regexes, each compiled on first use (most signatures never see a
+    candidate line)."""
+
+    _fields = ("id", "family", "title", "classification", "role", "weight", "sources", "needles", "meaning",
+               "causes", "fixes", "verify", "examples", "min_count", "stage", "stack", "detail", "overlaps")
+    __slots__ = _fields + ("_compiled",)
+    __hash__ = None  # type: ignore[assignment]  # mutable, compared by value
+
+    def __init__(self, id: str, family: str, title: str, classification: str, role: str, weight: float,
+                 sources: List[str], needles: Tuple[str, ...], meaning: str, causes: List[str], fixes: List[str],
+                 verify: Verify, examples: List[Example], min_count: int = 1, stage: Optional[str] = None,
+                 stack: Optional[List[str]] = None, detail: Optional[str] = None,
+                 overlaps: Optional[List[str]] = None) -> None:
+        self.id, self.family, self.title, self.classification, self.role = id, family, title, classification, role
+        self.weight, self.sources, self.needles, self.meaning = weight, sources, needles, meaning
+        self.causes, self.fixes, self.verify, self.examples = causes, fixes, verify, examples
+        self.min_count, self.stage, self.detail = min_count, stage, detail
+        self.stack = [] if stack is None else stack
+        self.overlaps = [] if overlaps is None else overlaps
+        self._compiled: List[Optional[Pattern[str]]] = []
 
     def _pattern(self, i: int) -> Pattern[str]:
         if not self._compiled:
