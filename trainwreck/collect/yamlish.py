@@ -11,9 +11,7 @@
   ('' escapes a quote) and double-quoted (backslash escapes) scalars, one-line flow lists `[a, 'b']` and
   flow maps `{k: v}` of scalars, full-line and trailing comments. Anything else (anchors, tags, block
   scalars `|`/`>`, multi-line flow collections, several documents) raises YAMLError instead of being misread.
-
-Both read lines through `_lines` (line numbers, indentation, tabs, comments, document markers) and keys
-through one key grammar (`_KEY_SRC`).
+Both read lines through `_lines` (numbers, indentation, tabs, comments) and keys with one grammar (`_KEY_SRC`).
 """
 from __future__ import annotations
 
@@ -72,8 +70,6 @@ def unquote(v: str) -> str:
     return v
 
 
-# ---------------------------------------------------------------------------------------------- scan
-
 
 def scan(lines: List[str]) -> Iterator[Tuple[str, str, int]]:
     """Yield (dotted.key, raw scalar value, line number) for every scalar in a block-style YAML document."""
@@ -120,8 +116,6 @@ def scan(lines: List[str]) -> Iterator[Tuple[str, str, int]]:
             list_index[(parent, indent)] = idx
             yield (f"{parent}[{idx}]" if parent else f"[{idx}]"), _strip_comment(m.group("val")), n
 
-
-# ---------------------------------------------------------------------------------------------- loads
 
 
 class _Line:
