@@ -23,6 +23,8 @@ def is_finite(v: object) -> bool:
 
 
 def nonfinite(v: object) -> bool:
+    if v.__class__ is float:
+        return v - v != 0.0  # type: ignore[operator]  # nan or ±inf
     return isinstance(v, float) and not math.isfinite(v)
 
 
@@ -74,15 +76,18 @@ def clean(points: Sequence[Point]) -> List[Point]:
     """Points with a numeric value, in file order, without back-to-back duplicates (a line logged twice by
     two handlers: same step, same value)."""
     out: List[Point] = []
+    append = out.append
+    last: Optional[Point] = None  # out[-1]
     for p in points:
         v = p.value
         if v.__class__ is not float and (isinstance(v, bool) or not isinstance(v, (int, float))):
             continue
-        if out and p.step is not None and out[-1].step == p.step:
-            q = out[-1].value
+        if last is not None and p.step is not None and last.step == p.step:
+            q = last.value
             if q == v or (nonfinite(q) and nonfinite(v) and (math.isnan(q) == math.isnan(v))):
                 continue
-        out.append(p)
+        append(p)
+        last = p
     return out
 
 
