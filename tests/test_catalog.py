@@ -226,3 +226,21 @@ def test_prefilter_inf_gate_ignores_info():
     assert not pf("[INFO] step 3 done")
     assert pf("step 3 loss=inf")
     assert any(s.id == "loss-nan-logged" for s in pf.candidates("step 3 loss=inf"))
+
+
+def test_a_broken_source_fails_the_build_in_one_line_naming_file_and_line(tmp_path, monkeypatch, capsys):
+    files = []
+    for path in FILES:
+        files.append(str(tmp_path / os.path.basename(path)))
+        shutil.copy(path, files[-1])
+    with open(files[1], encoding="utf-8") as fh:
+        lines = fh.read().split("\n")
+    n = next(i for i, line in enumerate(lines) if line.startswith("  "))
+    lines[n] = "\t" + lines[n][2:]
+    with open(files[1], "w", encoding="utf-8") as fh:
+        fh.write("\n".join(lines))
+    monkeypatch.setattr(build, "catalog_files", lambda: files)
+    assert build.main(["--check"]) == 1
+    err = capsys.readouterr().err
+    assert f"{os.path.basename(files[1])}: line {n + 1}: tab in indentation" in err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1

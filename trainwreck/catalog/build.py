@@ -64,6 +64,14 @@ def stale(path: str = COMPILED, files: Optional[List[str]] = None) -> Optional[s
 
 def main(argv: Optional[List[str]] = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    try:
+        return _main(argv)
+    except (OSError, ValueError) as exc:  # a broken source: one line naming the file and line, no traceback
+        print(f"catalog build failed: {exc}", file=sys.stderr)
+        return 1
+
+
+def _main(argv: List[str]) -> int:
     if argv[:1] == ["--check"]:
         why = stale()
         print(why or "compiled.json is up to date", file=sys.stderr if why else sys.stdout)
