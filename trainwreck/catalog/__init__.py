@@ -3,7 +3,7 @@
 The YAML files beside this one are the sources. `python -m trainwreck.catalog.build` compiles them into
 `compiled.json` (committed, shipped as package data); `load()` reads only that file, with the standard
 library's C JSON decoder, so no YAML is parsed on the hot path. tests/test_catalog.py fails, saying how to
-rebuild, when the compiled form and the sources disagree. Regexes compile on first use, per signature.
+rebuild, when the compiled form and the sources disagree. Each regex compiles when a line first reaches it.
 
 `Prefilter` is the cheap first pass of the detector: each entry names `needles`, lowercase literal
 substrings one of which appears in every line its patterns match. The needles are grouped under a
