@@ -12,9 +12,19 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+def env() -> dict:
+    """The environment the measured commands run in: this checkout importable, bytecode caches written (an
+    installed package has its .pyc files; PYTHONDONTWRITEBYTECODE would make every run compile the sources)."""
+    e = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    e["PYTHONPATH"] = ROOT + (os.pathsep + e["PYTHONPATH"] if e.get("PYTHONPATH") else "")
+    return e
+
+
 def timed(argv, n=3, **kw):
     """Median wall seconds and max peak RSS (MB) of `argv` over n runs."""
     ts, rss = [], 0.0
+    kw.setdefault("cwd", ROOT)
+    kw.setdefault("env", env())
     for _ in range(n):
         t = time.perf_counter()
         p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, **kw)

@@ -72,13 +72,10 @@ def tracebacks(data: bytes) -> None:
 
 
 def catalog_yaml(data: bytes) -> None:
+    from trainwreck.collect.yamlish import YAMLError, loads
     try:
-        from trainwreck.catalog import miniyaml
-    except ImportError:
-        return
-    try:
-        miniyaml.loads(_text(data))
-    except miniyaml.MiniYAMLError:
+        loads(_text(data))
+    except YAMLError:
         pass
 
 

@@ -1,14 +1,20 @@
 """The signature catalog is data: every file validates, every example is a fixture for its own entry."""
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
+import shutil
+import subprocess
+import sys
 
 import pytest
+from twtest import ROOT
 
 from trainwreck import catalog
-from trainwreck.catalog import miniyaml
+from trainwreck.catalog import build
+from trainwreck.collect import yamlish
 
 SCHEMA_PATH = os.path.join(os.path.dirname(catalog.__file__), os.pardir, "schemas", "signature.schema.json")
 FILES = catalog.catalog_files()
@@ -31,20 +37,20 @@ def test_file_validates_against_schema(path):
     with open(SCHEMA_PATH, encoding="utf-8") as fh:
         schema = json.load(fh)
     jsonschema.Draft7Validator.check_schema(schema)
-    data = catalog.read_file(path)
+    data = build.read_file(path)
     errors = sorted(jsonschema.Draft7Validator(schema).iter_errors(data), key=lambda e: list(e.path))
     assert not errors, "\n".join(f"{list(e.path)}: {e.message}" for e in errors[:5])
 
 
 @pytest.mark.parametrize("path", FILES, ids=_ids(FILES))
-def test_miniyaml_equals_pyyaml(path):
+def test_the_stdlib_yaml_reader_equals_pyyaml(path):
     yaml = pytest.importorskip("yaml")
     with open(path, encoding="utf-8") as fh:
         text = fh.read()
-    assert miniyaml.loads(text) == yaml.safe_load(text)
+    assert yamlish.loads(text) == yaml.safe_load(text)
 
 
-def test_miniyaml_subset():
+def test_yaml_subset():
     text = (
         "# comment\n"
         "- id: a-b\n"
@@ -70,7 +76,7 @@ def test_miniyaml_subset():
         "flow": ["a", "b c", "d"], "map": {"skill": "debug", "command": "python x.py  # smoke"},
         "nested": [{"line": "x", "source": "https://example.org"}], "list": ["one", "two"],
     }]
-    assert miniyaml.loads(text) == expected
+    assert yamlish.loads(text) == expected
     yaml = pytest.importorskip("yaml")
     assert yaml.safe_load(text) == expected
 
@@ -82,22 +88,62 @@ def test_miniyaml_subset():
     "- a: 'unterminated\n",
     "- a: b: c\n",
     "- a: 1\n  a: 2\n",
+    "- a: 1\n\t  b: 2\n",
+    "- a: 1\n---\n- b: 2\n",
+    "- a: [1, 2\n",
 ])
-def test_miniyaml_refuses_what_it_does_not_support(bad):
-    with pytest.raises(miniyaml.MiniYAMLError):
-        miniyaml.loads(bad)
+def test_yaml_reader_refuses_what_it_does_not_support(bad):
+    with pytest.raises(yamlish.YAMLError):
+        yamlish.loads(bad)
 
 
-def test_loader_without_pyyaml_gives_the_same_signatures(monkeypatch):
-    with_yaml = [(s.id, [p.pattern for p in s.patterns], s.needles, s.weight) for s in catalog.load()]
-    monkeypatch.setattr(catalog, "_parse", miniyaml.loads)
-    catalog.load.cache_clear()
-    try:
-        without = [(s.id, [p.pattern for p in s.patterns], s.needles, s.weight) for s in catalog.load()]
-    finally:
-        catalog.load.cache_clear()
-        catalog.prefilter.cache_clear()
-    assert with_yaml == without
+def test_compiled_catalog_equals_the_yaml_sources():
+    why = build.stale()
+    assert why is None, why
+
+
+def test_an_edited_source_without_a_rebuild_fails_and_says_how_to_rebuild(tmp_path):
+    files = []
+    for path in FILES:
+        files.append(str(tmp_path / os.path.basename(path)))
+        shutil.copy(path, files[-1])
+    with open(files[0], encoding="utf-8") as fh:
+        text = fh.read()
+    with open(files[0], "w", encoding="utf-8") as fh:
+        fh.write(text.replace("weight: 0.", "weight: 0.0", 1))
+    why = build.stale(files=files)
+    family = os.path.splitext(os.path.basename(files[0]))[0]
+    assert why and "python -m trainwreck.catalog.build" in why and family in why
+
+
+def test_loading_the_catalog_parses_no_yaml():
+    code = ("import sys; from trainwreck import catalog; n = len(catalog.load()); catalog.prefilter(); "
+            "print(n, 'trainwreck.collect.yamlish' in sys.modules, 'yaml' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": ROOT}, check=True).stdout.split()
+    assert out == [str(len(catalog.load())), "False", "False"]
+
+
+def test_the_loaded_signatures_are_the_sources_entries():
+    by_family = {os.path.splitext(os.path.basename(f))[0]: build.read_file(f) for f in FILES}
+    want = [(fam, e["id"], e["patterns"], [n.lower() for n in e["needles"]], float(e["weight"]))
+            for fam, entries in by_family.items() for e in entries]
+    got = [(s.family, s.id, s.sources, list(s.needles), s.weight) for s in catalog.load()]
+    assert got == want
+
+
+def test_nothing_in_the_engine_is_evaled():
+    """The README promises nothing is eval'ed: no eval/exec/compile() call anywhere in the engine."""
+    found = []
+    for d, _dirs, names in os.walk(os.path.join(ROOT, "trainwreck")):
+        for name in names:
+            if name.endswith(".py"):
+                path = os.path.join(d, name)
+                for node in ast.walk(ast.parse(open(path, encoding="utf-8").read(), path)):
+                    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                            and node.func.id in ("eval", "exec", "compile")):
+                        found.append(f"{os.path.relpath(path, ROOT)}:{node.lineno}: {node.func.id}()")
+    assert not found, found
 
 
 def test_ids_unique_and_catalog_size():
@@ -180,3 +226,21 @@ def test_prefilter_inf_gate_ignores_info():
     assert not pf("[INFO] step 3 done")
     assert pf("step 3 loss=inf")
     assert any(s.id == "loss-nan-logged" for s in pf.candidates("step 3 loss=inf"))
+
+
+def test_a_broken_source_fails_the_build_in_one_line_naming_file_and_line(tmp_path, monkeypatch, capsys):
+    files = []
+    for path in FILES:
+        files.append(str(tmp_path / os.path.basename(path)))
+        shutil.copy(path, files[-1])
+    with open(files[1], encoding="utf-8") as fh:
+        lines = fh.read().split("\n")
+    n = next(i for i, line in enumerate(lines) if line.startswith("  "))
+    lines[n] = "\t" + lines[n][2:]
+    with open(files[1], "w", encoding="utf-8") as fh:
+        fh.write("\n".join(lines))
+    monkeypatch.setattr(build, "catalog_files", lambda: files)
+    assert build.main(["--check"]) == 1
+    err = capsys.readouterr().err
+    assert f"{os.path.basename(files[1])}: line {n + 1}: tab in indentation" in err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1

@@ -4,13 +4,14 @@ import math
 import os
 import tempfile
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from trainwreck.collect.readers.jsonl import first_nonfinite, parse_record
 from trainwreck.collect.redact import redact
 from trainwreck.collect.safeio import clean_line
-from trainwreck.collect.yamlish import scan
+from trainwreck.collect.yamlish import YAMLError, loads, scan
 
 texts = st.text(max_size=400)
 
@@ -73,3 +74,44 @@ def test_first_nonfinite_on_a_large_file_finds_the_right_line(tmp_path):
     finally:
         os.close(fd)
     assert ln == 300_001 and b"NaN" in line
+
+
+# YAML documents built from the pieces real configs and the catalog are made of, with the traps PyYAML
+# resolves in surprising ways (YAML 1.1 numbers and booleans, quotes, comments, ': ' in values).
+_YAML_KEYS = ["a", "b_c", "lr-max", "'q k'", '"d"', "x y"]
+_YAML_VALUES = ["1", "-2", "+3", "0", "012", "0x1f", "1_000", "0.5", "-.5", ".5", "1.", "1e5", "1.0e5", "1.0e+5",
+                "1:20", ".inf", ".nan", "true", "False", "yes", "off", "null", "~", "", "x y", "it's", "'it''s'",
+                "'a # b'", '"t\\tx \\"q\\""', "[1, a, 'b c']", "[]", "{k: v, n: 2}", "a#b", "x # comment",
+                "https://e.org/x#f", "a: b", "- x", "@x", "*ref", "|", "'open"]
+_yaml_line = st.tuples(st.sampled_from(["", "  ", "    "]), st.sampled_from(["", "- "]),
+                       st.one_of(st.just(None), st.sampled_from(_YAML_KEYS)), st.sampled_from(_YAML_VALUES))
+
+
+def _yaml_text(lines):
+    return "".join(f"{ind}{dash}{key + ': ' if key else ''}{val}\n" for ind, dash, key, val in lines)
+
+
+@given(st.lists(_yaml_line, min_size=1, max_size=8))
+@settings(max_examples=400)
+def test_yaml_loads_refuses_or_agrees_with_pyyaml(lines):
+    """The catalog's YAML reader never misreads: it gives PyYAML's result or refuses with YAMLError."""
+    yaml = pytest.importorskip("yaml")
+    text = _yaml_text(lines)
+    try:
+        got = loads(text)
+    except YAMLError:
+        return
+    try:
+        want = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise AssertionError(f"loads accepted what PyYAML rejects: {text!r} -> {got!r} ({exc})") from None
+    assert got == want, text
+    assert repr(got) == repr(want), text  # same types too (1 vs 1.0 vs True)
+
+
+@given(texts)
+def test_yaml_loads_raises_nothing_but_yamlerror(t):
+    try:
+        loads(t)
+    except YAMLError:
+        pass

@@ -7,9 +7,9 @@ more orders of magnitude in a finite series is a divergence whatever the number 
 from __future__ import annotations
 
 import math
-from statistics import median
 from typing import List
 
+from trainwreck.analyze.trajectory_stats import median  # statistics.median's result, without its imports
 from trainwreck.collect.bundle import Bundle
 from trainwreck.model import DIRECT, Finding
 

@@ -6,11 +6,11 @@ loss (train or validation) sits at ln(K) and the accuracy at the matching 1/K, f
 from __future__ import annotations
 
 import math
-from statistics import median
 from typing import List, Tuple
 
 from trainwreck.analyze.chance_level import class_count, expected_loss, nearest_k
 from trainwreck.analyze.trajectory_shape import COMMON_K
+from trainwreck.analyze.trajectory_stats import median  # statistics.median's result, without its imports
 from trainwreck.collect.bundle import Bundle
 from trainwreck.model import DIRECT, Finding
 

@@ -7,7 +7,6 @@ rising, the lr at its peak. Each observation is DIRECT; that it *caused* the NaN
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import List, Optional, Sequence, Tuple
 
 from trainwreck.analyze.trajectory_stats import (
@@ -38,19 +37,25 @@ CLIP_FIX = "clip gradients: max_grad_norm=1.0 (HF Trainer) / gradient_clip_val=1
            "torch.nn.utils.clip_grad_norm_(params, 1.0)"
 
 
-@dataclass
 class Onset:
-    """The first non-finite value of a metric: where it is and how the series goes on after it."""
+    """The first non-finite value of a metric: where it is and how the series goes on after it.
 
-    name: str
-    series: Series
-    index: int  # index in the cleaned points (len(points) when known only from the whole-history scan)
-    point: Point
-    points: List[Point]  # the cleaned points of the series
-    later: int  # points after the onset
-    later_bad: int  # ... of them non-finite
-    ends_finite: bool
-    from_scan: bool = False  # known only from the reader's whole-history scan (points are a sample)
+    (A plain class, not a dataclass: a dataclass costs about a millisecond to create at every start-up.)"""
+
+    __slots__ = ("name", "series", "index", "point", "points", "later", "later_bad", "ends_finite", "from_scan")
+
+    def __init__(self, name: str, series: Series, index: int, point: Point, points: List[Point], later: int,
+                 later_bad: int, ends_finite: bool, from_scan: bool = False) -> None:
+        self.name, self.series, self.point, self.points = name, series, point, points
+        self.index = index  # index in the cleaned points (len(points) when known only from the whole-history scan)
+        self.later = later  # points after the onset
+        self.later_bad = later_bad  # ... of them non-finite
+        self.ends_finite = ends_finite
+        self.from_scan = from_scan  # known only from the reader's whole-history scan (points are a sample)
+
+    def __repr__(self) -> str:
+        return f"Onset({self.name!r}, index={self.index}, point={self.point!r}, later={self.later}, " \
+               f"later_bad={self.later_bad}, ends_finite={self.ends_finite}, from_scan={self.from_scan})"
 
     @property
     def persistent(self) -> bool:
@@ -91,7 +96,9 @@ def earlier(a: Onset, b: Onset) -> bool:
 def nonfinite_finding(o: Onset) -> Finding:
     p = o.point
     word = nonfinite_word(p.value)
-    last_ok = next(((i, q) for i, q in reversed(list(enumerate(o.points[:o.index]))) if is_finite(q.value)), None)
+    pts = o.points  # the last finite point before the onset, searched backwards from it
+    last_ok = next(((i, pts[i]) for i in range(min(o.index, len(pts)) - 1, -1, -1) if is_finite(pts[i].value)),
+                   None)
     before = f" (last finite value {fmt(last_ok[1].value)} at {where(last_ok[1], last_ok[0])})" if last_ok else \
         " (no finite value logged before it)"
     if o.later == 0:

@@ -91,19 +91,30 @@ def lr_anomalies(points: Sequence[Point], unstable: bool = False,
 
 
 def _jump(fp) -> Optional[Finding]:
+    """The first point where the lr jumps up (see JUMP_*), judged against all the points logged before it.
+
+    One pass: what the test needs to know about the points before k (do they rise all along, their largest
+    neighbour-to-neighbour ratio, their maximum) is carried forward, so the cost is linear in the points."""
     vals = [p.value for _, p in fp]
+    rising = True  # vals[:k] never decreases
+    max_step: Optional[float] = None  # the largest y / x over neighbours x, y of vals[:k] with x > 0
+    top = vals[0] if vals else 0.0  # max(vals[:k])
     for k in range(1, len(vals)):
         a, b = vals[k - 1], vals[k]
+        if k >= 2:  # vals[k - 1] joins the points before k
+            x = vals[k - 2]
+            rising = rising and a >= x
+            if x > 0 and (max_step is None or a / x > max_step):
+                max_step = a / x
+            top = a if a > top else top
         if a <= 0 or b <= a:
             continue
-        prior = vals[:k]
-        rising = all(y >= x for x, y in zip(prior, prior[1:]))
         if rising:
-            steps = [y / x for x, y in zip(prior, prior[1:]) if x > 0]
-            ok = k >= 3 and b >= JUMP_IN_WARMUP * a and (not steps or max(steps) <= 3.0)
+            ok = k >= 3 and b >= JUMP_IN_WARMUP * a and (max_step is None or max_step <= 3.0)
         else:
-            ok = b >= JUMP_AFTER_PEAK * a and b > 1.5 * max(prior)
+            ok = b >= JUMP_AFTER_PEAK * a and b > 1.5 * top
         if ok:
+            prior = vals[:k]  # once, for the wording
             (ia, pa), (ib, pb) = fp[k - 1], fp[k]
             kind = "during a smooth warmup" if rising else f"above its earlier peak {fmt(max(prior))}"
             return Finding("metric.lr-anomaly",

@@ -5,6 +5,7 @@ All statistics run on finite values only, in logged order; steps are used for wo
 from __future__ import annotations
 
 import math
+from itertools import accumulate
 from typing import List, Optional, Sequence, Tuple
 
 from trainwreck.analyze.chance_level import at_chance, nearest_k
@@ -51,7 +52,7 @@ def divergence(points: Sequence[Point], name: str = "loss", before_nan: Optional
     xs = [p.value for _, p in fp]
     w = 1 if n < 20 else min(25, max(3, (n // 25) | 1))
     sm = rolling_median(xs, w)
-    j = min(range(n), key=lambda k: (sm[k], k))
+    j = sm.index(min(sm))  # the first point at the lowest smoothed value
     k_tail = max(3, min(50, n // 5))
     if n - j - 1 < k_tail:
         return []  # the minimum is too close to the end for a sustained rise
@@ -104,6 +105,7 @@ def spikes(points: Sequence[Point], name: str = "loss", limit: int = 3,
     stride = max(1, n // 5000)  # huge series: refresh the baseline every `stride` points
     # positive series (losses, norms) have right-skewed noise: z-scores are taken on log values there
     lxs = [math.log(x) if x > 0 else None for x in xs]
+    nones = list(accumulate((v is None for v in lxs), initial=0))  # nones[i]: how many of lxs[:i] are None
     flags: List[Tuple[int, float, float]] = []  # (position, baseline median, baseline σ)
     med = sig = lmed = lsig = 0.0
     use_log = False
@@ -113,9 +115,9 @@ def spikes(points: Sequence[Point], name: str = "loss", limit: int = 3,
             base = xs[lo:i]
             med = median(base)
             sig = max(MAD_SCALE * mad(base, med), 0.01 * abs(med), 1e-12)
-            lbase = lxs[lo:i]
-            use_log = all(v is not None for v in lbase)
+            use_log = nones[i] == nones[lo]  # every value of the window is positive
             if use_log:
+                lbase = lxs[lo:i]
                 lmed = median(lbase)  # type: ignore[arg-type]
                 lsig = max(MAD_SCALE * mad(lbase, lmed), 0.01)  # type: ignore[arg-type]
         x = xs[i]

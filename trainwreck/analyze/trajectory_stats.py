@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from bisect import bisect_left, insort
+from itertools import repeat
+from operator import sub
 from typing import List, Optional, Sequence, Tuple
 
 from trainwreck.model import Point, Source
@@ -14,10 +17,14 @@ MAD_SCALE = 1.4826  # MAD × this estimates σ for normal noise
 
 
 def is_finite(v: object) -> bool:
+    if v.__class__ is float:  # the common case, first: x - x is 0.0 exactly when x is finite
+        return v - v == 0.0  # type: ignore[operator]
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
 def nonfinite(v: object) -> bool:
+    if v.__class__ is float:
+        return v - v != 0.0  # type: ignore[operator]  # nan or ±inf
     return isinstance(v, float) and not math.isfinite(v)
 
 
@@ -34,45 +41,60 @@ def mad(xs: Sequence[float], med: Optional[float] = None) -> float:
     if not xs:
         return math.nan
     c = median(xs) if med is None else med
-    return median([abs(x - c) for x in xs])
+    return median(list(map(abs, map(sub, xs, repeat(c)))))  # |x - c| for every x, without a Python-level loop
 
 
 def diff_noise(xs: Sequence[float]) -> float:
     """Robust σ of the point-to-point noise (trend-insensitive): MAD of first differences / √2."""
     if len(xs) < 3:
         return 0.0
-    d = [xs[i] - xs[i - 1] for i in range(1, len(xs))]
-    return MAD_SCALE * median([abs(x) for x in d]) / math.sqrt(2.0)
+    return MAD_SCALE * median(list(map(abs, map(sub, xs[1:], xs)))) / math.sqrt(2.0)  # |xs[i] - xs[i - 1]|
 
 
 def rolling_median(xs: Sequence[float], w: int) -> List[float]:
-    """Centred rolling median (window shrinks at the edges)."""
+    """Centred rolling median (window shrinks at the edges).
+
+    The window is kept sorted as it slides (one insertion, one removal per point), so the cost is
+    O(n log w) and not a sort per point. Equal values keep their logged order, as a sort would."""
     if w <= 1:
         return list(xs)
     h = w // 2
     n = len(xs)
-    return [median(xs[max(0, i - h):min(n, i + h + 1)]) for i in range(n)]
+    win = sorted(xs[:min(n, h)])
+    out: List[float] = []
+    for i in range(n):
+        if i + h < n:
+            insort(win, xs[i + h])  # enters on the right of equal values: it is the newest
+        if i - h - 1 >= 0:
+            del win[bisect_left(win, xs[i - h - 1])]  # the leftmost equal value is the oldest
+        m = len(win) // 2
+        out.append(win[m] if len(win) % 2 else (win[m - 1] + win[m]) / 2.0)
+    return out
 
 
 def clean(points: Sequence[Point]) -> List[Point]:
     """Points with a numeric value, in file order, without back-to-back duplicates (a line logged twice by
     two handlers: same step, same value)."""
     out: List[Point] = []
+    append = out.append
+    last: Optional[Point] = None  # out[-1]
     for p in points:
         v = p.value
-        if isinstance(v, bool) or not isinstance(v, (int, float)):
+        if v.__class__ is not float and (isinstance(v, bool) or not isinstance(v, (int, float))):
             continue
-        if out and p.step is not None and out[-1].step == p.step:
-            q = out[-1].value
+        if last is not None and p.step is not None and last.step == p.step:
+            q = last.value
             if q == v or (nonfinite(q) and nonfinite(v) and (math.isnan(q) == math.isnan(v))):
                 continue
-        out.append(p)
+        append(p)
+        last = p
     return out
 
 
 def finite_points(points: Sequence[Point]) -> List[Tuple[int, Point]]:
     """(index in `points`, point) for every finite value: non-finite values are masked before statistics."""
-    return [(i, p) for i, p in enumerate(points) if is_finite(p.value)]
+    return [(i, p) for i, p in enumerate(points)
+            if (p.value - p.value == 0.0 if p.value.__class__ is float else is_finite(p.value))]
 
 
 def src(p: Point, name: str) -> Source:

@@ -1,7 +1,9 @@
 """The signature catalog: known failure messages, one YAML file per family, loaded into Signatures.
 
-`load()` parses every `*.yaml` beside this file (with the stdlib `miniyaml` parser; PyYAML only as a
-fallback), compiles the patterns once and caches the result.
+The YAML files beside this one are the sources. `python -m trainwreck.catalog.build` compiles them into
+`compiled.json` (committed, shipped as package data); `load()` reads only that file, with the standard
+library's C JSON decoder, so no YAML is parsed on the hot path. tests/test_catalog.py fails, saying how to
+rebuild, when the compiled form and the sources disagree. Each regex compiles when a line first reaches it.
 
 `Prefilter` is the cheap first pass of the detector: each entry names `needles`, lowercase literal
 substrings one of which appears in every line its patterns match. The needles are grouped under a
@@ -10,15 +12,15 @@ costs a handful of substring tests.
 """
 from __future__ import annotations
 
+import json
 import os
 import re
-from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Callable, Dict, List, Optional, Pattern, Sequence, Tuple
-
-from trainwreck.catalog import miniyaml
+from typing import Any, Dict, List, Optional, Pattern, Sequence, Tuple
 
 CATALOG_DIR = os.path.dirname(os.path.abspath(__file__))
+COMPILED = os.path.join(CATALOG_DIR, "compiled.json")
+FORMAT = 1  # the compiled form's layout; bump it when the layout (not the content) changes
 
 # Gate words: every needle should contain one of them. They are rare in ordinary progress lines
 # ("step 12 loss=2.3 lr=1e-4", tqdm bars, INFO lines). A needle containing none of them becomes a
@@ -31,79 +33,88 @@ GATES: Tuple[str, ...] = (
     "duplicate", "xid", "undefined", "insufficient", "capability", "hit config.",
 )
 
-@dataclass(frozen=True)
-class Verify:
-    skill: str
-    command: str = ""
+class _Record:
+    """A small value class: equality and repr over its fields. Plain classes, not dataclasses: a dataclass
+    costs about a millisecond to create, at every start-up."""
+
+    __slots__ = ()
+    _fields: Tuple[str, ...] = ()
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return all(getattr(self, k) == getattr(other, k) for k in self._fields)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({', '.join(f'{k}={getattr(self, k)!r}' for k in self._fields)})"
 
 
-@dataclass(frozen=True)
-class Example:
-    line: str
-    source: str
+class Verify(_Record):
+    __slots__ = _fields = ("skill", "command")
+
+    def __init__(self, skill: str, command: str = "") -> None:
+        self.skill, self.command = skill, command
+
+    def __hash__(self) -> int:
+        return hash((self.skill, self.command))
 
 
-@dataclass
-class Signature:
-    id: str
-    family: str
-    title: str
-    classification: str
-    role: str
-    weight: float
-    sources: List[str]  # regex sources; compiled on first use (most signatures never see a candidate line)
-    needles: Tuple[str, ...]
-    meaning: str
-    causes: List[str]
-    fixes: List[str]
-    verify: Verify
-    examples: List[Example]
-    min_count: int = 1
-    stage: Optional[str] = None
-    stack: List[str] = field(default_factory=list)
-    detail: Optional[str] = None
-    overlaps: List[str] = field(default_factory=list)
+class Example(_Record):
+    __slots__ = _fields = ("line", "source")
 
-    _compiled: Optional[List[Pattern[str]]] = field(default=None, repr=False, compare=False)
+    def __init__(self, line: str, source: str) -> None:
+        self.line, self.source = line, source
+
+    def __hash__(self) -> int:
+        return hash((self.line, self.source))
+
+
+class Signature(_Record):
+    """One catalog entry. `sources` are its regexes, each compiled on first use (most signatures never see a
+    candidate line)."""
+
+    _fields = ("id", "family", "title", "classification", "role", "weight", "sources", "needles", "meaning",
+               "causes", "fixes", "verify", "examples", "min_count", "stage", "stack", "detail", "overlaps")
+    __slots__ = _fields + ("_compiled",)
+    __hash__ = None  # type: ignore[assignment]  # mutable, compared by value
+
+    def __init__(self, id: str, family: str, title: str, classification: str, role: str, weight: float,
+                 sources: List[str], needles: Tuple[str, ...], meaning: str, causes: List[str], fixes: List[str],
+                 verify: Verify, examples: List[Example], min_count: int = 1, stage: Optional[str] = None,
+                 stack: Optional[List[str]] = None, detail: Optional[str] = None,
+                 overlaps: Optional[List[str]] = None) -> None:
+        self.id, self.family, self.title, self.classification, self.role = id, family, title, classification, role
+        self.weight, self.sources, self.needles, self.meaning = weight, sources, needles, meaning
+        self.causes, self.fixes, self.verify, self.examples = causes, fixes, verify, examples
+        self.min_count, self.stage, self.detail = min_count, stage, detail
+        self.stack = [] if stack is None else stack
+        self.overlaps = [] if overlaps is None else overlaps
+        self._compiled: List[Optional[Pattern[str]]] = []
+
+    def _pattern(self, i: int) -> Pattern[str]:
+        if not self._compiled:
+            self._compiled = [None] * len(self.sources)
+        pat = self._compiled[i]
+        if pat is None:
+            pat = self._compiled[i] = re.compile(self.sources[i])
+        return pat
 
     @property
     def patterns(self) -> List[Pattern[str]]:
-        if self._compiled is None:
-            self._compiled = [re.compile(p) for p in self.sources]
-        return self._compiled
+        return [self._pattern(i) for i in range(len(self.sources))]
 
     def match(self, text: str) -> Optional["re.Match[str]"]:
-        for pat in self.patterns:
-            m = pat.search(text)
+        """The first pattern's match, trying them in order; a pattern is compiled when first reached."""
+        for i in range(len(self.sources)):
+            m = self._pattern(i).search(text)
             if m:
                 return m
         return None
 
 
-def _parse(text: str) -> Any:
-    """The stdlib parser first: it is ~10x faster than pure-Python PyYAML on the catalog, and the tests prove
-    both give the same result on every catalog file. PyYAML only as a fallback for constructs it lacks."""
-    try:
-        return miniyaml.loads(text)
-    except miniyaml.MiniYAMLError:
-        try:
-            import yaml  # type: ignore
-        except ImportError:
-            raise
-        return yaml.safe_load(text)
-
-
 def catalog_files() -> List[str]:
+    """The YAML sources, in the order their entries are loaded."""
     return sorted(os.path.join(CATALOG_DIR, f) for f in os.listdir(CATALOG_DIR) if f.endswith(".yaml"))
-
-
-def read_file(path: str, parser: Optional[Callable[[str], Any]] = None) -> List[Dict[str, Any]]:
-    with open(path, encoding="utf-8") as fh:
-        text = fh.read()
-    data = (parser or _parse)(text)
-    if not isinstance(data, list):
-        raise ValueError(f"{path}: the catalog file must be a list of entries")
-    return data
 
 
 def _signature(entry: Dict[str, Any], family: str) -> Signature:
@@ -133,19 +144,32 @@ def _signature(entry: Dict[str, Any], family: str) -> Signature:
     )
 
 
-@lru_cache(maxsize=1)
-def load() -> List[Signature]:
+def signatures(compiled: Dict[str, Any]) -> List[Signature]:
+    """Signatures from the compiled form ({"families": {family: [entry, ...]}}), checked as they are built."""
     sigs: List[Signature] = []
     seen: Dict[str, str] = {}
-    for path in catalog_files():
-        family = os.path.splitext(os.path.basename(path))[0]
-        for entry in read_file(path):
+    for family, entries in compiled["families"].items():
+        for entry in entries:
             sig = _signature(entry, family)
             if sig.id in seen:
                 raise ValueError(f"duplicate signature id {sig.id!r} in {family} and {seen[sig.id]}")
             seen[sig.id] = family
             sigs.append(sig)
     return sigs
+
+
+def read_compiled(path: str = COMPILED) -> Dict[str, Any]:
+    with open(path, encoding="utf-8") as fh:
+        data = json.load(fh)
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise ValueError(f"{path}: not a compiled catalog of format {FORMAT}; "
+                         "rebuild it with `python -m trainwreck.catalog.build`")
+    return data
+
+
+@lru_cache(maxsize=1)
+def load() -> List[Signature]:
+    return signatures(read_compiled())
 
 
 def by_id() -> Dict[str, Signature]:
@@ -193,18 +217,18 @@ class Prefilter:
         self.gates: Tuple[str, ...] = tuple(gates)
         self._order = {sig.id: i for i, sig in enumerate(sigs)}
         self._index = [(_key_of(g), g == "inf", index[g]) for g in gates]
-        plain = [repr(_key_of(g)) for g in gates if g != "inf"]
-        expr = " or ".join(f"{g} in k" for g in plain) or "False"
-        if "inf" in gates:
-            expr = f"{expr} or ('inf' in k and 'inf' in k.replace('info', ''))"
-        # One generated boolean expression: `'error' in k or 'fail' in k or ...` is the cheapest
-        # way CPython has to test a short line against a few dozen literals (str, not bytes: the
-        # bytes `in` operator is several times slower).
-        self._passes: Callable[[str], bool] = eval(f"lambda k: {expr}")  # noqa: S307 - literals only
+        # A plain loop of `in` tests over the gate literals (no generated code): CPython's `in` on str is
+        # the cheapest test of a short line against a few dozen literals (bytes `in` is several times
+        # slower, one regex alternation slower still); "inf" alone needs its word test.
+        self._plain: Tuple[str, ...] = tuple(_key_of(g) for g in gates if g != "inf")
+        self._has_inf = "inf" in gates
         self._cache: Dict[str, Tuple[Signature, ...]] = {}
 
     def passes_key(self, key: str) -> bool:
-        return bool(self._passes(key))
+        for gate in self._plain:
+            if gate in key:
+                return True
+        return self._has_inf and "inf" in key and "inf" in key.replace("info", "")
 
     def candidates_for_key(self, key: str) -> Tuple[Signature, ...]:
         """Signatures with a needle in the line key, in catalog order (cached per key)."""
@@ -212,7 +236,7 @@ class Prefilter:
         if hit is not None:
             return hit
         out: Tuple[Signature, ...] = ()
-        if self._passes(key):
+        if self.passes_key(key):
             found: Dict[str, Signature] = {}
             for gate, is_inf, entries in self._index:
                 if gate in key and (not is_inf or "inf" in key.replace("info", "")):
