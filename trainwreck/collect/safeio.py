@@ -203,9 +203,10 @@ class BoundedFile:
         self._nl = (done, count)
         return count + 1
 
-    def lines(self, start: int, end: int, numbered: bool = True) -> List[Line]:
+    def lines(self, start: int, end: int, numbered: bool = True, last: Optional[int] = None) -> List[Line]:
         """The whole lines in bytes [start, end): a line cut by `start` is dropped, so is one cut by `end` unless
-        `end` is the end of the file. Line numbers when `numbered` and countable, else byte offsets only."""
+        `end` is the end of the file; with `last`, only the last `last` of them are decoded and kept (and only
+        their bytes count as read). Line numbers when `numbered` and countable, else byte offsets only."""
         start, end = max(0, start), min(self.size, end)
         if start >= end:
             return []
@@ -220,11 +221,28 @@ class BoundedFile:
             data = data[:cut + 1] if cut >= 0 else b""
         if not data:
             return []
-        self._keep(start, data)
+        skipped = 0
+        if last is not None:
+            cut = len(data) - 1
+            for _ in range(last):
+                cut = data.rfind(b"\n", 0, cut)
+                if cut < 0:
+                    break
+            if cut >= 0:
+                skipped = data.count(b"\n", 0, cut + 1)
+                data, start_kept = data[cut + 1:], start + cut + 1
+            else:
+                start_kept = start
+        else:
+            start_kept = start
+        self._keep(start_kept, data)
         if data.endswith(b"\n"):
             data = data[:-1]
-        first = (1 if start == 0 else self.line_number_at(start)) if numbered else None
-        return split_lines(data, self.rel, first, start)
+        first = None
+        if numbered:
+            first = 1 if start == 0 else self.line_number_at(start)
+            first = first + skipped if first is not None else None
+        return split_lines(data, self.rel, first, start_kept)
 
     def line_after(self, offset: int, limit: int = 4096) -> Optional[Line]:
         """The first whole line that starts after `offset` (within `limit` bytes), cited by byte offset."""
@@ -296,13 +314,12 @@ def read_log(f: BoundedFile, tail_lines: int = 500) -> LogText:
     if why:
         raise Skip(f"{rel}: looks binary ({why}), not read as a log")
     start = size - tail_n
-    lines = f.lines(start, size)
+    lines = f.lines(start, size, last=tail_lines)
     if not lines:  # one gigantic line: keep its end
         tail = f.raw(start, tail_n)
         text = redact_lines([clean_line(tail[:-1] if tail.endswith(b"\n") else tail)])[0]
         return LogText(rel, size, [Line(rel, None, _cap(text), start)], False, cut_mid_line=cut)
-    head_end = min(head_n, lines[0].byte or 0)
-    lines = lines[-tail_lines:]
+    head_end = min(head_n, start)
     head: List[Line] = []
     if head_end > 0 and not looks_binary(f.peek(0, min(head_end, 65536))):
         head = f.lines(0, head_end)

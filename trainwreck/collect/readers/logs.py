@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Iterable, List, Optional
+from typing import Dict, Iterable, List, Optional, Tuple
 
 from trainwreck.collect.ranks import prefix_rank
 from trainwreck.collect.safeio import read_log
@@ -19,6 +19,7 @@ from trainwreck.model import Line, Point, Source
 ORDER = 10
 FALLBACK = True  # a single file the user names is read as a log when no other reader claims it
 BISECT_METRICS = ("loss",)
+Values = Tuple[Line, Dict[str, float]]
 _TXT_LOG = re.compile(r"(?i)(log|out|err|train|console|stdout|stderr|traceback|slurm|job|rank|spy|stack|dump|hang|faulthandler)")
 
 
@@ -30,13 +31,9 @@ def claims(rel: str, name: str) -> bool:
     return name.endswith(".txt") and bool(_TXT_LOG.search(name)) and not name.startswith(("pip", "requirements"))
 
 
-def _metrics(line: Line):
-    text = line.text
-    return extract(text[-2000:] if len(text) > 2000 else text)
-
-
-def _add_points(bundle, path: str, parts: Iterable[List[Line]], tables: bool = True) -> None:
-    """Metric points of each part (head, tail …): table rows first (a table never spans two parts), then lines."""
+def _add_points(bundle, path: str, parts: Iterable[List[Line]], tables: bool = True) -> List[List[Values]]:
+    """Metric points of each part (head, tail …): table rows first (a table never spans two parts), then lines.
+    Returns, per part, the (line, values) of every line that held metrics."""
     parts = list(parts)
 
     def series_of(text: str) -> str:
@@ -49,24 +46,34 @@ def _add_points(bundle, path: str, parts: Iterable[List[Line]], tables: bool = T
             for name, value in values.items():
                 src = Source(line.path, line.line, line.text, step=step, metric=name, value=value, byte=line.byte)
                 bundle.add_point(name, series_of(line.text), Point(step, value, src))
-    for line in (ln for part in parts for ln in part):
-        got = _metrics(line)
-        if not got:
-            continue
-        step, values = got
-        for name, value in values.items():
-            src = Source(line.path, line.line, line.text, step=step, metric=name, value=value, byte=line.byte)
-            bundle.add_point(name, series_of(line.text), Point(step, value, src))
+    found: List[List[Values]] = []
+    for part in parts:
+        got_part: List[Values] = []
+        for line in part:
+            got = _extract(line.text)
+            if not got:
+                continue
+            step, values = got
+            got_part.append((line, values))
+            for name, value in values.items():
+                src = Source(line.path, line.line, line.text, step=step, metric=name, value=value, byte=line.byte)
+                bundle.add_point(name, series_of(line.text), Point(step, value, src))
+        found.append(got_part)
+    return found
+
+
+def _extract(text: str):
+    return extract(text[-2000:] if len(text) > 2000 else text)
 
 
 def _value_of(name: str):
     def value(text: str) -> Optional[float]:
-        got = extract(text[-2000:] if len(text) > 2000 else text)
+        got = _extract(text)
         return got[1].get(name) if got else None
     return value
 
 
-def _find_onset_in_the_middle(bundle, f, log) -> None:
+def _find_onset_in_the_middle(bundle, f, log, head: List[Values], tail: List[Values]) -> None:
     """Bisect the unread middle for the first non-finite value of each BISECT_METRICS series that is finite in
     the head and non-finite from the first value of the tail."""
     if log.complete or not log.lines:
@@ -76,22 +83,21 @@ def _find_onset_in_the_middle(bundle, f, log) -> None:
     if hi - lo <= BISECT_WINDOW:
         return
     for name in BISECT_METRICS:
-        value_of = _value_of(name)
-        head_vals = [v for v in (value_of(ln.text) for ln in log.head) if v is not None]
-        tail_vals = [v for v in (value_of(ln.text) for ln in log.lines[:200]) if v is not None]
+        head_vals = [v[name] for _ln, v in head if name in v]
+        tail_vals = [v[name] for _ln, v in tail if name in v]
         if not tail_vals or math.isfinite(tail_vals[0]) or any(not math.isfinite(v) for v in head_vals):
             continue
+        value_of = _value_of(name)
         got = bisect_nonfinite(f, lo, hi, value_of)
         if got is None:
             bundle.note(f"{log.path}: {name} is finite in the head and non-finite in the tail; the onset in "
                         "between could not be located (no values to bisect by)")
             continue
         window, probes = got
-        vals = [(ln, value_of(ln.text)) for ln in window]
-        first = next((ln for ln, v in vals if v is not None and not math.isfinite(v)), None)
+        found = _add_points(bundle, log.path, [window], tables=False)[0]
+        first = next((ln for ln, v in found if name in v and not math.isfinite(v[name])), None)
         if first is None:
             continue
-        _add_points(bundle, log.path, [window], tables=False)
         for series in bundle.series.get(name, []):
             if series.path == log.path or series.path.startswith(log.path + " [rank "):
                 series.points.sort(key=lambda p: p.source.byte if p.source.byte is not None else -1)
@@ -113,6 +119,6 @@ def read(bundle, entry, ctx) -> None:
                         f"{len(log.lines)} lines")
         if log.cut_mid_line and log.lines:
             bundle.note(f"{log.path}: ends without a newline (the writer may have been killed mid-line)")
-        _add_points(bundle, log.path, [log.head, log.lines])
-        _find_onset_in_the_middle(bundle, f, log)
+        head, tail = _add_points(bundle, log.path, [log.head, log.lines])
+        _find_onset_in_the_middle(bundle, f, log, head, tail)
         ctx.record(f, "log")
