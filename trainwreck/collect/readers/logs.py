@@ -18,7 +18,7 @@ from trainwreck.model import Line, Point, Source
 
 ORDER = 10
 FALLBACK = True  # a single file the user names is read as a log when no other reader claims it
-BISECT_METRICS = ("loss",)
+BISECT_METRICS = ("loss", "grad_norm")
 Values = Tuple[Line, Dict[str, float]]
 _TXT_LOG = re.compile(r"(?i)(log|out|err|train|console|stdout|stderr|traceback|slurm|job|rank|spy|stack|dump|hang|faulthandler)")
 
@@ -31,9 +31,10 @@ def claims(rel: str, name: str) -> bool:
     return name.endswith(".txt") and bool(_TXT_LOG.search(name)) and not name.startswith(("pip", "requirements"))
 
 
-def _add_points(bundle, path: str, parts: Iterable[List[Line]], tables: bool = True) -> List[List[Values]]:
-    """Metric points of each part (head, tail …): table rows first (a table never spans two parts), then lines.
-    Returns, per part, the (line, values) of every line that held metrics."""
+def _add_points(bundle, path: str, parts: Iterable[List[Line]], tables: bool = True,
+                only: Optional[str] = None) -> List[List[Values]]:
+    """Metric points of each part (head, tail …): table rows first (a table never spans two parts), then lines;
+    with `only`, points of that metric alone. Returns, per part, the (line, values) of every line with metrics."""
     parts = list(parts)
 
     def series_of(text: str) -> str:
@@ -56,6 +57,8 @@ def _add_points(bundle, path: str, parts: Iterable[List[Line]], tables: bool = T
             step, values = got
             got_part.append((line, values))
             for name, value in values.items():
+                if only is not None and name != only:
+                    continue
                 src = Source(line.path, line.line, line.text, step=step, metric=name, value=value, byte=line.byte)
                 bundle.add_point(name, series_of(line.text), Point(step, value, src))
         found.append(got_part)
@@ -94,7 +97,7 @@ def _find_onset_in_the_middle(bundle, f, log, head: List[Values], tail: List[Val
                         "between could not be located (no values to bisect by)")
             continue
         window, probes = got
-        found = _add_points(bundle, log.path, [window], tables=False)[0]
+        found = _add_points(bundle, log.path, [window], tables=False, only=name)[0]
         first = next((ln for ln, v in found if name in v and not math.isfinite(v[name])), None)
         if first is None:
             continue

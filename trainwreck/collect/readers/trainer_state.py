@@ -17,7 +17,7 @@ ORDER = 30
 LIMIT = 2 << 20
 HEAD = 256 << 10
 TAIL = 1 << 20
-_OBJ = re.compile(r"\{[^{}\[\]]*\}")
+_OBJ = re.compile(r"\{(?:[^{}\[\]]|\[REDACTED:[a-z\-]+\])*\}")  # a flat entry (a redacted value may sit in it)
 _KEYLINE = re.compile(r'"([^"]+)"\s*:\s*([^,\n}]+)')
 _NONFINITE = re.compile(rb'"([^"]+)"\s*:\s*-?(?:NaN|Infinity)\b')
 
