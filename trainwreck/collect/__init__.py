@@ -18,7 +18,7 @@ from typing import Dict, List, Optional, Tuple
 
 from trainwreck.collect import readers as _readers_pkg
 from trainwreck.collect.bundle import Bundle
-from trainwreck.collect.safeio import EVIDENCE_BYTES, MIN_HEAD, MIN_TAIL, BoundedFile, Budget, Entry, Skip
+from trainwreck.collect.safeio import MIN_HEAD, MIN_TAIL, BoundedFile, Budget, Entry, Skip
 from trainwreck.collect.walk import Walker
 from trainwreck.locate import Run
 
@@ -143,7 +143,7 @@ def collect(run: Run) -> Bundle:
     for entry, mod in chosen:
         _read(ctx, entry, [mod])
     if ctx.reduced:
-        bundle.note(f"collection byte budget ({EVIDENCE_BYTES >> 20} MB of logs) spent: "
+        bundle.note("the collection's byte budget for logs is spent: "
                     f"{len(ctx.reduced)} log(s) read by their first {MIN_HEAD >> 10} KB and last {MIN_TAIL >> 10} KB "
                     f"only ({', '.join(ctx.reduced[:5])}{' …' if len(ctx.reduced) > 5 else ''})")
     return bundle

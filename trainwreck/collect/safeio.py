@@ -137,9 +137,9 @@ class Budget:
     to count newlines. Both are spent in the order the files are read, so the same run is read the same way
     whatever the machine load."""
 
-    def __init__(self, evidence: int = EVIDENCE_BYTES, counting: int = COUNT_BYTES):
-        self.evidence = evidence
-        self.counting = counting
+    def __init__(self, evidence: Optional[int] = None, counting: Optional[int] = None):
+        self.evidence = EVIDENCE_BYTES if evidence is None else evidence
+        self.counting = COUNT_BYTES if counting is None else counting
 
 
 class BoundedFile:

@@ -72,7 +72,8 @@ def _entry_around(f, hit: int) -> Optional[List[Line]]:
     if s < 0 or e < s:
         return None
     a = start + window.rfind(b"\n", 0, s) + 1
-    return f.lines(a, start + e + 2)
+    nl = window.find(b"\n", e)
+    return f.lines(a, start + nl + 1 if nl >= 0 else f.size)
 
 
 def read(bundle, entry, ctx) -> None:
