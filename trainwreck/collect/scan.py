@@ -21,7 +21,7 @@ from trainwreck.model import Line
 CHUNK = 8 << 20
 MAX_LINE = 64 << 10  # a "line" longer than this around a hit is cut to a window of CONTEXT bytes each side
 CONTEXT = 4096
-BISECT_WINDOW = 64 << 10
+BISECT_WINDOW = 16 << 10
 BISECT_WIDEST = 1 << 20  # a probe window without any value of the metric is widened up to this size
 
 _LOWER = bytes.maketrans(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ", b"abcdefghijklmnopqrstuvwxyz")
@@ -89,19 +89,22 @@ def first_nonfinite(fd: int, size: int, accept: Callable[[bytes], bool], strings
 
 
 def _probe(f: BoundedFile, off: int, value_of: Callable[[str], Optional[float]]) -> Tuple[str, List[Line], int]:
-    """('finite' | 'nonfinite' | 'mixed' | 'none', the window's lines, its width) for the metric values in the
-    window that starts at `off`; a window without values is widened."""
+    """('finite' | 'nonfinite' | 'mixed' | 'none', the window's lines, its width) for the window that starts at
+    `off` (widened while it holds no value). Under the persistent-NaN assumption the first and the last value of
+    the window decide, so only the lines up to the first value and from the last value are parsed."""
     width = BISECT_WINDOW
     while True:
         lines = f.lines(off, off + width, numbered=False)
-        vals = [v for v in (value_of(ln.text) for ln in lines) if v is not None]
-        if vals or width >= BISECT_WIDEST or off + width >= f.size:
+        first = next((v for v in (value_of(ln.text) for ln in lines) if v is not None), None)
+        if first is not None or width >= BISECT_WIDEST or off + width >= f.size:
             break
         width *= 4
-    if not vals:
+    if first is None:
         return "none", lines, width
-    bad = [not math.isfinite(v) for v in vals]
-    return ("nonfinite" if all(bad) else "finite" if not any(bad) else "mixed"), lines, width
+    if not math.isfinite(first):
+        return "nonfinite", lines, width
+    last = next(v for v in (value_of(ln.text) for ln in reversed(lines)) if v is not None)
+    return ("finite" if math.isfinite(last) else "mixed"), lines, width
 
 
 def bisect_nonfinite(f: BoundedFile, lo: int, hi: int,
