@@ -10,13 +10,14 @@ import re
 from typing import List, Optional
 
 from trainwreck.collect.metricnames import canonical
+from trainwreck.collect.safeio import TAIL_BYTES
 from trainwreck.collect.scan import CONTEXT, first_nonfinite
 from trainwreck.model import Line, Point, Source
 
 ORDER = 30
 LIMIT = 2 << 20
 HEAD = 256 << 10
-TAIL = 1 << 20
+TAIL = TAIL_BYTES
 _OBJ = re.compile(r"\{(?:[^{}\[\]]|\[REDACTED:[a-z\-]+\])*\}")  # a flat entry (a redacted value may sit in it)
 _KEYLINE = re.compile(r'"([^"]+)"\s*:\s*([^,\n}]+)')
 _NONFINITE = re.compile(rb'"([^"]+)"\s*:\s*-?(?:NaN|Infinity)\b')
