@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import List, Optional
+from typing import List, Optional, Union
 
 from trainwreck.collect.metricnames import canonical
 from trainwreck.collect.safeio import TAIL_BYTES
@@ -27,9 +27,12 @@ def claims(rel: str, name: str) -> bool:
     return name == "trainer_state.json"
 
 
-def _entries(bundle, rel: str, lines: List[Line]) -> int:
+def _entries(bundle, rel: str, lines: Union[List[Line], str], first_line: Optional[int] = None) -> int:
     """Add the metric values of every complete `{...}` entry in `lines`; returns how many entries were read.
-    Each value cites its own line (its byte offset where the line number is unknown)."""
+    Each value cites its own line (its byte offset where the line number is unknown). `lines` may also be text
+    already redacted, whose first line is `first_line` (the fuzz target calls it so)."""
+    if isinstance(lines, str):
+        lines = [Line(rel, None if first_line is None else first_line + i, t) for i, t in enumerate(lines.split("\n"))]
     if not lines:
         return 0
     text = "\n".join(ln.text for ln in lines)
