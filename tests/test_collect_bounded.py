@@ -237,3 +237,16 @@ def test_config_and_overrides_values_are_redacted_in_memory(tmp_path):
     assert values == {".hydra/config.yaml": ("db.password", "[REDACTED:secret]"),
                       ".hydra/overrides.yaml": ("db.password", "[REDACTED:secret]")}
     assert json.dumps([e.text for es in bundle.configs.values() for e in es]).count("hunter2") == 0
+
+
+def test_memory_follows_points_not_bytes_for_a_wide_metrics_file(tmp_path):
+    from trainwreck.collect.metricfile import MAX_POINTS, SAMPLES, TAIL_ENTRIES
+    head = "step,train_loss,val_loss,lr,grad_norm,train_acc\n"
+    lines = _lines_until(FULL_PARSE_LIMIT - 64 - len(head), lambda i: f"{i},######,2.1,0.0003,1.5,0.5\n")
+    body, k = _with_nan(lines, 0.7, "nan   ")
+    _write(str(tmp_path / "metrics.csv"), head + _fill(body))
+    step, bundle = _onset_step(tmp_path)
+    assert step == k  # past the whole-parsed part: found by the scan
+    points = sum(len(s.points) for ss in bundle.series.values() for s in ss)
+    assert points <= MAX_POINTS + (SAMPLES + TAIL_ENTRIES + 1) * 5, points
+    assert any(f"more than {MAX_POINTS} values" in n for n in bundle.notes)

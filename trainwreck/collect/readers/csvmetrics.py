@@ -48,10 +48,11 @@ def read(bundle, entry, ctx) -> None:
         step_i = next((i for i, c in enumerate(cols) if c.strip() in STEP_COLUMNS), None)
         metric_cols = [i for i, n in enumerate(names) if n]
 
-        def add(line: Line) -> bool:
+        def add(line: Line) -> Optional[int]:
             row = _row(line.text)
             if not row:
-                return False
+                return None
+            n = 0
             step = None
             if step_i is not None and step_i < len(row):
                 v = _number(row[step_i])
@@ -64,7 +65,8 @@ def read(bundle, entry, ctx) -> None:
                     continue
                 bundle.add_point(names[i], rel, Point(step, v, Source(rel, line.line, line.text, step=step,
                                                                      metric=names[i], value=v, byte=line.byte)))
-            return True
+                n += 1
+            return n
 
         def nonfinite(raw: bytes) -> bool:
             row = _row(raw.decode("utf-8", "replace"))

@@ -78,17 +78,17 @@ def _lower_case_values(line: Line) -> bool:
 def read(bundle, entry, ctx) -> None:
     rel = entry.rel
 
-    def add(line: Line) -> bool:
+    def add(line: Line) -> Optional[int]:
         text = line.text.strip()
         got = parse_record(text)
         if not got:
-            return False
+            return None
         step, values = got
         shown = text if len(text) <= SHOWN else text[:SHOWN]
         for name, value in values.items():
             bundle.add_point(name, rel, Point(step, value, Source(rel, line.line, shown, step=step, metric=name,
                                                                   value=value, byte=line.byte)))
-        return True
+        return len(values)
 
     with ctx.open(entry) as f:
         bad = read_records(bundle, f, add, _nonfinite_record, _lower_case_values)
