@@ -99,3 +99,15 @@ def test_no_planted_secret_survives_any_verb(tmp_path, cli):
     assert not leaked, f"leaked: {leaked}"
     assert "FloatingPointError" in outputs[0]  # diagnose --json cites the line; only the key inside it is masked
 
+
+
+def test_hydra_override_and_quoted_or_multiword_passwords_are_redacted_whole():
+    # a launch command echoed mid-line: only the key/value rule sees it (the line does not start with the key)
+    assert "Hunter2Override" not in redact("launch: python train.py +db.password=Hunter2Override trainer.fp16=true")
+    assert "zz9" not in redact("cmd ~db.password=zz9plural")
+    assert redact('password: "correct horse battery"') == 'password: "[REDACTED:secret]"'
+    assert redact("  password: correct horse battery  # rotated") == "  password: [REDACTED:secret]  # rotated"
+    # escaped quotes inside a JSON string stay valid JSON after redaction
+    out = redact(json.dumps({"m": 'password: "hunter2horse"'}))
+    assert "hunter2horse" not in out and json.loads(out)["m"] == 'password: "[REDACTED:secret]"'
+    assert redact("password: null") == "password: null"

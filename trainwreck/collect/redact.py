@@ -51,10 +51,16 @@ _SECRET_KEY = (
 _NOT_SECRET = re.compile(
     r"(?i)(?:^|[_\-.])(?:pad|eos|bos|unk|sep|cls|mask|max|min|num|n|total|special|start|end|image|added|decoder"
     r"|prompt|new|vocab|chat)[_\-.]?tokens?$|tokens?[_\-.]?(?:id|ids|len|length|count|type)$")
+# `+db.password=…` / `~db.password`: Hydra's add / delete override prefixes may stand before the key
 _KV = re.compile(
-    r"(?i)(?P<pre>(?:^|(?<=[\s,{;(\[\"'-]))(?P<q>[\"']?)(?P<key>" + _SECRET_KEY + r")(?P=q)\s*(?P<sep>[:=]|\s(?=\S))\s*)"
-    r"(?P<vq>[\"']?)(?P<val>[^\s\"',}\]]+)"
+    r"(?i)(?P<pre>(?:^|(?<=[\s,{;(\[\"'+~-]))(?P<q>[\"']?)(?P<key>" + _SECRET_KEY + r")(?P=q)\s*(?P<sep>[:=]|\s(?=\S))\s*)"
+    r"(?P<vq>\\?[\"']?)(?P<val>(?<=\")[^\"\n\\]+(?=\\?\")|(?<=')[^'\n\\]+(?=\\?')|(?:[^\s\"',}\]\\]|\\(?![\"']))+)"
 )
+# A password-like key that opens a line (`password: two words`, `DB_PASSWORD=a b`): its whole unquoted value,
+# to the end of the line or a ` #` comment, is the secret, not only its first word.
+_PW_LINE = re.compile(
+    r"(?i)^(?P<pre>\s*(?:-\s+)?[+~]?(?:[A-Za-z0-9]+[_\-.])*(?:password|passwd|passphrase|pwd|secret|client[_\-]?secret"
+    r"|secret[_\-]?key|private[_\-]?key|credentials?)\s*[:=][ \t]*)(?P<val>[^\s\"'\[{#][^#\n]*?)(?P<post>[ \t]+#.*)?$")
 _NETRC = re.compile(r"(?i)\b(password|passwd)\s+(\S+)")
 _HEX40 = re.compile(r"\b[0-9a-f]{40}\b")
 _HEX_CONTEXT_OK = re.compile(r"(?i)commit|sha|git|hash|revision|checksum|digest")
@@ -77,6 +83,13 @@ def _kv_sub(m: "re.Match[str]") -> str:
     elif m.group("sep") not in (":", "=") and not re.fullmatch(r"(?i)pass(word|wd)?", key):
         return m.group(0)
     return f"{m.group('pre')}{m.group('vq')}{_tag('secret')}"
+
+
+def _pw_line_sub(m: "re.Match[str]") -> str:
+    val = m.group("val").strip()
+    if val.startswith(("[REDACTED:", "${")) or val.lower() in _BORING_VALUES:
+        return m.group(0)
+    return f"{m.group('pre')}{_tag('secret')}{m.group('post') or ''}"
 
 
 # One cheap search decides whether a line can hold a secret at all; most log lines cannot.
@@ -118,6 +131,7 @@ def redact(text: str) -> str:
 def _redact(text: str) -> str:
     for _kind, rx, repl in _SHAPES:
         text = rx.sub(repl, text)
+    text = _PW_LINE.sub(_pw_line_sub, text)
     text = _KV.sub(_kv_sub, text)
     text = _NETRC.sub(lambda m: m.group(0) if m.group(2).startswith("[REDACTED") else f"{m.group(1)} {_tag('secret')}",
                       text)
@@ -141,3 +155,63 @@ class PemTracker:
             self.inside = True
             return _tag("private-key")
         return redact(line)
+
+
+def _hinted_lines(low: str) -> List[int]:
+    """Indexes of the lines of `low` (lower-cased, newline-joined) that contain a hint; str.find per hint runs
+    at memory speed, where one regex alternation of all hints would try every branch at every position."""
+    at = []
+    for h in _HINTS:
+        pos = low.find(h)
+        while pos >= 0:
+            at.append(pos)
+            nl = low.find("\n", pos)
+            if nl < 0:
+                break
+            pos = low.find(h, nl + 1)
+    at.extend(m.start() for m in _HEXRUN.finditer(low))
+    lines: List[int] = []
+    line, prev = 0, 0
+    for pos in sorted(set(at)):
+        line += low.count("\n", prev, pos)
+        prev = pos
+        if not lines or lines[-1] != line:
+            lines.append(line)
+    return lines
+
+_BASE64_LINE = re.compile(r"^[A-Za-z0-9+/=\s]*$")
+
+
+def redact_lines(texts: List[str]) -> List[str]:
+    """Redact a run of consecutive lines: one search over all of them finds the few lines that can hold a secret
+    (the rest are returned as they are), and a PEM private-key block is masked whole, also when the lines start
+    inside it (a window read from the middle of a file) or it opens and never closes."""
+    out = list(texts)
+    if not out:
+        return out
+    low = "\n".join(out).lower()  # lower() keeps every newline, so line indexes stay valid
+    hinted = _hinted_lines(low)
+    pem = [i for i in hinted if "private key-----" in out[i].lower()]
+    masked = set()
+    inside_from: "int | None" = None
+    for i in pem:
+        t = out[i]
+        begin, end = "-----BEGIN" in t, "-----END" in t
+        if begin and not end:
+            inside_from = i if inside_from is None else inside_from
+        elif end and not begin:
+            if inside_from is None:  # the lines start inside a block: mask its body back to the first line
+                j = i
+                while j > 0 and _BASE64_LINE.match(out[j - 1]):
+                    j -= 1
+                inside_from = j
+            masked.update(range(inside_from, i + 1))
+            inside_from = None
+    if inside_from is not None:
+        masked.update(range(inside_from, len(out)))
+    for i in masked:
+        out[i] = _tag("private-key")
+    for i in hinted:
+        if i not in masked:
+            out[i] = redact(out[i])
+    return out

@@ -4,26 +4,34 @@ Rules every reader follows:
 - never open anything that is not a regular file (a FIFO named train.log would block forever);
 - never follow a symlink that leaves the run directory, never loop through symlinked directories;
 - never read a whole large file: small files are read whole, large ones by head + tail (seek from the end);
+- the work is bounded by bytes, never by a clock: per file (head + tail), per collection (EVIDENCE_BYTES, then
+  only MIN_HEAD + MIN_TAIL per file) and for line numbering (COUNT_LIMIT, COUNT_BYTES: beyond, byte offsets);
 - never write anything.
-Everything returned is already decoded, stripped of ANSI codes and NUL bytes, and redacted.
+Every reader reads through BoundedFile; every line it returns is already decoded, stripped of ANSI codes and NUL
+bytes, and redacted (key and value together), so no text leaves a reader unredacted.
 """
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 import re
 import stat
-import time
 from dataclasses import dataclass
-from typing import Iterator, List, Optional, Tuple
+from typing import List, Optional, Tuple
 
-from trainwreck.collect.redact import PemTracker, redact
+from trainwreck.collect.bundle import FileRecord
+from trainwreck.collect.redact import redact_lines
 from trainwreck.model import Line, LogText
 
 FULL_READ_LIMIT = 2 << 20  # files up to this size are read whole
 TAIL_BYTES = 1 << 20  # at most this much is read from the end of a larger file
 HEAD_BYTES = 128 << 10  # and this much from its start (startup errors, config dumps)
-COUNT_LIMIT = 128 << 20  # newlines are counted (for absolute line numbers) up to this size
+MIN_TAIL = 64 << 10  # once the collection's byte budget is spent, a file still gets its last 64 KB
+MIN_HEAD = 16 << 10  # ... and its first 16 KB
+EVIDENCE_BYTES = 2 << 20  # bytes one collection reads as evidence before files get only MIN_HEAD + MIN_TAIL
+COUNT_LIMIT = 16 << 20  # newlines are counted (for absolute line numbers) up to this offset of a file
+COUNT_BYTES = 64 << 20  # ... and at most this many bytes per collection; beyond, lines are cited by byte offset
 MAX_LINE_CHARS = 4000
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[()][0-9A-Za-z]|\x1b[=>]")
 
@@ -124,147 +132,195 @@ def _cap(text: str) -> str:
     return text
 
 
-def _split(data: bytes, rel: str, first_line: Optional[int], base_offset: int, pem: PemTracker) -> List[Line]:
+class Budget:
+    """What one collection may still read: evidence bytes (decoded into lines or records), and bytes scanned only
+    to count newlines. Both are spent in the order the files are read, so the same run is read the same way
+    whatever the machine load."""
+
+    def __init__(self, evidence: Optional[int] = None, counting: Optional[int] = None):
+        self.evidence = EVIDENCE_BYTES if evidence is None else evidence
+        self.counting = COUNT_BYTES if counting is None else counting
+
+
+class BoundedFile:
+    """The one read primitive. A regular file inside the run, opened read-only and non-blocking, read by bounded
+    windows. Every line it returns is decoded, cleaned (NUL, ANSI, CR) and redacted, key and value together; every
+    window that becomes evidence is remembered, so the lock-file hash covers exactly the bytes that were read."""
+
+    def __init__(self, root_real: str, abspath: str, budget: Optional[Budget] = None):
+        self.rel = os.path.relpath(abspath, root_real).replace(os.sep, "/")
+        self.fd, st = open_regular(root_real, abspath)
+        self.size, self.mtime = st.st_size, st.st_mtime
+        self.budget = budget if budget is not None else Budget()
+        self.pieces: List[Tuple[int, bytes]] = []  # (offset, bytes) read as evidence
+        self.reduced = False  # the collection's byte budget was spent: only MIN_HEAD + MIN_TAIL were read
+        self._nl = (0, 0)  # newlines counted so far: (offset, count before it)
+
+    def __enter__(self) -> "BoundedFile":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+    def peek(self, offset: int, size: int) -> bytes:
+        """Raw bytes for a decision (format sniffing, scanning); not evidence, never shown."""
+        try:
+            return pread(self.fd, max(0, min(size, self.size - offset)), offset)
+        except OSError as exc:
+            raise Skip(f"{self.rel}: read failed ({exc.strerror or exc})") from None
+
+    def raw(self, offset: int, size: int) -> bytes:
+        """Raw bytes that are evidence but not text (a checkpoint's container header): recorded, never decoded."""
+        data = self.peek(offset, size)
+        self._keep(offset, data)
+        return data
+
+    def _keep(self, offset: int, data: bytes) -> None:
+        self.pieces.append((offset, data))
+        self.budget.evidence -= len(data)
+
+    def line_number_at(self, offset: int) -> Optional[int]:
+        """The 1-based number of the line that starts at `offset`, or None when counting up to it would pass
+        COUNT_LIMIT or the collection's counting budget (then the byte offset is the citation)."""
+        done, count = self._nl
+        if offset < done:
+            done, count = 0, 0
+        need = offset - done
+        if offset > COUNT_LIMIT or need > self.budget.counting:
+            return None
+        self.budget.counting -= need
+        while done < offset:
+            b = self.peek(done, min(8 << 20, offset - done))
+            if not b:
+                break
+            count += b.count(b"\n")
+            done += len(b)
+        self._nl = (done, count)
+        return count + 1
+
+    def lines(self, start: int, end: int, numbered: bool = True, last: Optional[int] = None) -> List[Line]:
+        """The whole lines in bytes [start, end): a line cut by `start` is dropped, so is one cut by `end` unless
+        `end` is the end of the file; with `last`, only the last `last` of them are decoded and kept (and only
+        their bytes count as read). Line numbers when `numbered` and countable, else byte offsets only."""
+        start, end = max(0, start), min(self.size, end)
+        if start >= end:
+            return []
+        data = self.peek(start - 1 if start else 0, end - start + (1 if start else 0))
+        if start:
+            nl = data.find(b"\n")
+            if nl < 0:
+                return []
+            data, start = data[nl + 1:], start + nl
+        if end < self.size:
+            cut = data.rfind(b"\n")
+            data = data[:cut + 1] if cut >= 0 else b""
+        if not data:
+            return []
+        skipped = 0
+        if last is not None:
+            cut = len(data) - 1
+            for _ in range(last):
+                cut = data.rfind(b"\n", 0, cut)
+                if cut < 0:
+                    break
+            if cut >= 0:
+                skipped = data.count(b"\n", 0, cut + 1)
+                data, start_kept = data[cut + 1:], start + cut + 1
+            else:
+                start_kept = start
+        else:
+            start_kept = start
+        self._keep(start_kept, data)
+        if data.endswith(b"\n"):
+            data = data[:-1]
+        first = None
+        if numbered:
+            first = 1 if start == 0 else self.line_number_at(start)
+            first = first + skipped if first is not None else None
+        return split_lines(data, self.rel, first, start_kept)
+
+    def line_after(self, offset: int, limit: int = 4096) -> Optional[Line]:
+        """The first whole line that starts after `offset` (within `limit` bytes), cited by byte offset."""
+        data = self.peek(offset, limit)
+        nl = data.find(b"\n") if offset else -1
+        end = data.find(b"\n", nl + 1)
+        if end < 0:
+            return None
+        raw = data[nl + 1:end]
+        self._keep(offset + nl + 1, raw)
+        return split_lines(raw, self.rel, None, offset + nl + 1)[0]
+
+    def all_lines(self, limit: int) -> List[Line]:
+        """Every line of a small structured file (config, JSON); refused beyond `limit` bytes."""
+        if self.size > limit:
+            raise Skip(f"{self.rel}: {self.size >> 20} MB, larger than the {limit >> 20} MB read limit; skipped")
+        return self.lines(0, self.size)
+
+    def record(self, kind: str) -> FileRecord:
+        """The lock-file entry: sha256 of the bytes that were read (merged ranges, in file order)."""
+        h = hashlib.sha256()
+        covered, pos = 0, 0
+        for off, data in sorted(self.pieces, key=lambda p: p[0]):
+            if off + len(data) <= pos:
+                continue
+            part = data[max(0, pos - off):]
+            h.update(part)
+            covered += len(part)
+            pos = max(pos, off + len(data))
+        whole = covered >= self.size or (not self.pieces and self.size == 0)
+        return FileRecord(self.rel, self.size, self.mtime, h.hexdigest(), "whole" if whole else "head+tail", kind)
+
+
+def split_lines(data: bytes, rel: str, first_line: Optional[int], base_offset: int) -> List[Line]:
+    """Decoded, cleaned, redacted Lines of `data` (which starts at byte `base_offset`, line `first_line`)."""
+    raws = data.split(b"\n")
+    texts = redact_lines([clean_line(r) for r in raws])
     out: List[Line] = []
-    pos = 0
-    n = 0
-    for raw in data.split(b"\n"):
-        text = _cap(pem(clean_line(raw)))
-        ln = first_line + n if first_line is not None else None
-        out.append(Line(rel, ln, text, base_offset + pos))
+    pos = base_offset
+    ln = first_line
+    for raw, text in zip(raws, texts):
+        if len(text) > MAX_LINE_CHARS:
+            text = _cap(text)
+        out.append(Line(rel, ln, text, pos))
         pos += len(raw) + 1
-        n += 1
+        if ln is not None:
+            ln += 1
     return out
 
 
-def count_newlines(fd: int, end: int) -> int:
-    n, off = 0, 0
-    while off < end:
-        b = os.pread(fd, min(8 << 20, end - off), off)
-        if not b:
-            break
-        n += b.count(b"\n")
-        off += len(b)
-    return n
-
-
-def read_log(root_real: str, abspath: str, tail_lines: int = 500, full_limit: int = FULL_READ_LIMIT) -> LogText:
-    """Read a text file boundedly. Raises Skip for files that must not or cannot be read."""
-    rel = os.path.relpath(abspath, root_real).replace(os.sep, "/")
-    fd, st = open_regular(root_real, abspath)
-    try:
-        size = st.st_size
-        if size == 0:
-            return LogText(rel, 0, [], True)
-        if size <= full_limit:
-            data = pread(fd, size, 0)
-            why = looks_binary(data[:65536]) or looks_binary(data[-65536:])
-            if why:
-                raise Skip(f"{rel}: looks binary ({why}), not read as a log")
-            cut = not data.endswith(b"\n")
-            if not cut:
-                data = data[:-1]
-            lines = _split(data, rel, 1, 0, PemTracker())
-            return LogText(rel, size, lines, True, cut_mid_line=cut)
-        # large file: head and tail only
-        start = max(0, size - TAIL_BYTES)
-        tail = pread(fd, size - start, start)
-        why = looks_binary(tail[-65536:])
+def read_log(f: BoundedFile, tail_lines: int = 500) -> LogText:
+    """Read a text file boundedly: whole when small, else head + tail (seek from the end); only MIN_HEAD + MIN_TAIL
+    once the collection's byte budget is spent. Raises Skip for a file that looks binary."""
+    size, rel = f.size, f.rel
+    if size == 0:
+        return LogText(rel, 0, [], True)
+    head_n, tail_n = (size, 0) if size <= FULL_READ_LIMIT else (HEAD_BYTES, TAIL_BYTES)
+    if f.budget.evidence < head_n + tail_n:
+        f.reduced = True
+        head_n, tail_n = (size, 0) if size <= MIN_HEAD + MIN_TAIL else (MIN_HEAD, MIN_TAIL)
+    last = f.peek(max(0, size - 65536), 65536)
+    cut = not last.endswith(b"\n")
+    if tail_n == 0:
+        why = looks_binary(f.peek(0, 65536)) or looks_binary(last)
         if why:
             raise Skip(f"{rel}: looks binary ({why}), not read as a log")
-        cut = not tail.endswith(b"\n")
-        if not cut:
-            tail = tail[:-1]
-        if start > 0:
-            nl = tail.find(b"\n")
-            if nl < 0:  # one gigantic line: keep its end
-                lines = [Line(rel, None, _cap(redact(clean_line(tail))), start)]
-                return LogText(rel, size, lines, False, cut_mid_line=cut)
-            start += nl + 1
-            tail = tail[nl + 1:]
-        first_line = None
-        if size <= COUNT_LIMIT:
-            first_line = count_newlines(fd, start) + 1
-        lines = _split(tail, rel, first_line, start, PemTracker())
-        lines = lines[-tail_lines:]
-        head_data = pread(fd, min(HEAD_BYTES, start), 0)
-        nl = head_data.rfind(b"\n")
-        head: List[Line] = []
-        if nl > 0 and not looks_binary(head_data[:65536]):
-            head = _split(head_data[:nl], rel, 1, 0, PemTracker())
-        return LogText(rel, size, lines, False, head=head, cut_mid_line=cut)
-    except OSError as exc:
-        raise Skip(f"{rel}: read failed ({exc.strerror or exc})") from None
-    finally:
-        os.close(fd)
-
-
-def read_small(root_real: str, abspath: str, limit: int = 4 << 20) -> Tuple[str, bytes]:
-    """Read a small structured file (config, JSON) whole; refuse it beyond `limit` bytes."""
-    rel = os.path.relpath(abspath, root_real).replace(os.sep, "/")
-    fd, st = open_regular(root_real, abspath)
-    try:
-        if st.st_size > limit:
-            raise Skip(f"{rel}: {st.st_size >> 20} MB, larger than the {limit >> 20} MB read limit; skipped")
-        return rel, pread(fd, st.st_size, 0)
-    except OSError as exc:
-        raise Skip(f"{rel}: read failed ({exc.strerror or exc})") from None
-    finally:
-        os.close(fd)
-
-
-class Walker:
-    """Bounded directory listing: depth, entry count and time limits; symlinked directories are not entered."""
-
-    def __init__(self, root: str, max_depth: int = 6, max_entries: int = 50000, seconds: float = 3.0):
-        self.root = os.path.realpath(root)
-        self.max_depth = max_depth
-        self.max_entries = max_entries
-        self.deadline = time.monotonic() + seconds
-        self.notes: List[str] = []
-        self.seen = 0
-
-    def files(self, prune=lambda rel, name: False) -> Iterator[Entry]:
-        stack: List[Tuple[str, int]] = [(self.root, 0)]
-        while stack:
-            d, depth = stack.pop()
-            try:
-                it = os.scandir(d)
-            except OSError as exc:
-                rel = os.path.relpath(d, self.root)
-                self.notes.append(f"{rel}: cannot list ({exc.strerror or exc})")
-                continue
-            subdirs = []
-            with it:
-                for e in it:
-                    self.seen += 1
-                    if self.seen > self.max_entries or time.monotonic() > self.deadline:
-                        self.notes.append(f"stopped listing after {self.seen - 1} entries (limit): some files were not considered")
-                        return
-                    rel = os.path.relpath(e.path, self.root).replace(os.sep, "/")
-                    try:
-                        if e.is_dir(follow_symlinks=False):
-                            if depth + 1 <= self.max_depth and not prune(rel, e.name):
-                                subdirs.append(e.path)
-                            elif depth + 1 > self.max_depth and not prune(rel, e.name):
-                                if not any("deeper than" in n for n in self.notes):
-                                    self.notes.append(f"folders deeper than {self.max_depth} levels were not searched")
-                            continue
-                        if e.is_symlink():
-                            if not real_inside(self.root, e.path):
-                                self.notes.append(f"{rel}: links outside the run directory, not read")
-                                continue
-                            try:
-                                st = os.stat(e.path)
-                            except OSError:
-                                self.notes.append(f"{rel}: broken or looping symlink, not read")
-                                continue
-                            if stat.S_ISDIR(st.st_mode):
-                                continue  # symlinked directories are never entered
-                        else:
-                            st = e.stat(follow_symlinks=False)
-                    except OSError:
-                        continue
-                    yield Entry(rel, e.path, st.st_size, st.st_mtime)
-            for sd in sorted(subdirs, reverse=True):
-                stack.append((sd, depth + 1))
+        return LogText(rel, size, f.lines(0, size), True, cut_mid_line=cut)
+    why = looks_binary(last)
+    if why:
+        raise Skip(f"{rel}: looks binary ({why}), not read as a log")
+    start = size - tail_n
+    lines = f.lines(start, size, last=tail_lines)
+    if not lines:  # one gigantic line: keep its end
+        tail = f.raw(start, tail_n)
+        text = redact_lines([clean_line(tail[:-1] if tail.endswith(b"\n") else tail)])[0]
+        return LogText(rel, size, [Line(rel, None, _cap(text), start)], False, cut_mid_line=cut)
+    head_end = min(head_n, start)
+    head: List[Line] = []
+    if head_end > 0 and not looks_binary(f.peek(0, min(head_end, 65536))):
+        head = f.lines(0, head_end)
+    return LogText(rel, size, lines, False, head=head, cut_mid_line=cut)

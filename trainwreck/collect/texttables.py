@@ -14,6 +14,7 @@ from trainwreck.model import Line
 
 _SPLIT = re.compile(r"\t+|\s{2,}|\s*\|\s*")
 _NAME = re.compile(r"^[A-Za-z_][\w/.\-]*$")
+_ALPHA = re.compile(r"[^\W\d_]")
 _STEP_COLS = {"step", "iter", "iteration", "global_step", "steps", "update", "updates"}  # not epochs
 
 
@@ -48,7 +49,7 @@ def rows(lines: List[Line]) -> Iterator[Tuple[Line, Optional[int], Dict[str, flo
         if len(text) > 400:
             header = None
             continue
-        h = _header(text) if any(ch.isalpha() for ch in text) else None
+        h = _header(text) if _ALPHA.search(text) else None
         if h:
             header = h
             continue

@@ -6,11 +6,8 @@ end-of-central-directory record; a safetensors file must hold its declared heade
 from __future__ import annotations
 
 import json
-import os
 import re
 import struct
-
-from trainwreck.collect.safeio import open_regular, pread
 
 ORDER = 60
 SUFFIXES = (".pt", ".pth", ".ckpt", ".safetensors", ".bin", ".distcp", ".pkl", ".npz", ".msgpack")
@@ -26,11 +23,12 @@ def _step(rel: str):
     return int(found[-1]) if found else None
 
 
-def check(fd: int, size: int, name: str):
-    """(ok, problem): ok is None when the format cannot be checked without loading it."""
+def check(f, name: str):
+    """(ok, problem): ok is None when the format cannot be checked without loading it. `f`: a BoundedFile."""
+    size = f.size
     if size == 0:
         return False, "empty file (0 bytes)"
-    head = pread(fd, 16, 0)
+    head = f.raw(0, 16)
     if name.endswith(".safetensors"):
         if len(head) < 8:
             return False, "shorter than the safetensors header length field"
@@ -38,7 +36,7 @@ def check(fd: int, size: int, name: str):
         if n > 100 << 20 or 8 + n > size:
             return False, f"header claims {n} bytes but the file has {size}: truncated or not safetensors"
         try:
-            meta = json.loads(pread(fd, n, 8))
+            meta = json.loads(f.raw(8, n))
         except ValueError:
             return False, "header is not valid JSON: truncated or corrupt"
         end = max((v.get("data_offsets", [0, 0])[1] for k, v in meta.items()
@@ -47,7 +45,7 @@ def check(fd: int, size: int, name: str):
             return False, f"tensors need {8 + n + end} bytes, file has {size}: truncated"
         return True, ""
     if head[:4] == b"PK\x03\x04":
-        tail = pread(fd, min(size, 65536 + 22), max(0, size - 65536 - 22))
+        tail = f.raw(max(0, size - 65536 - 22), min(size, 65536 + 22))
         if b"PK\x05\x06" not in tail:
             return False, "zip container has no end-of-central-directory record: truncated (save interrupted?)"
         return True, ""
@@ -55,11 +53,8 @@ def check(fd: int, size: int, name: str):
 
 
 def read(bundle, entry, ctx) -> None:
-    fd, st = open_regular(bundle.root, entry.abspath)
-    try:
-        ok, problem = check(fd, st.st_size, entry.rel)
-    finally:
-        os.close(fd)
-    bundle.checkpoints.append({"path": entry.rel, "size": st.st_size, "mtime": st.st_mtime, "step": _step(entry.rel),
-                               "ok": ok, "problem": problem})
-    ctx.record(entry, "checkpoint", [(0, min(st.st_size, 65536)), (max(0, st.st_size - 65536), st.st_size)])
+    with ctx.open(entry) as f:
+        ok, problem = check(f, entry.rel)
+        bundle.checkpoints.append({"path": entry.rel, "size": f.size, "mtime": f.mtime, "step": _step(entry.rel),
+                                   "ok": ok, "problem": problem})
+        ctx.record(f, "checkpoint")

@@ -1,64 +1,77 @@
-"""CSV metrics: Lightning's metrics.csv (CSVLogger), progress.csv. Sparse columns; rows cited by line."""
+"""CSV metrics: Lightning's metrics.csv (CSVLogger), progress.csv. Sparse columns; rows cited by line.
+
+Small files are read whole; large ones by a sample of their rows, their last rows and a scan of the whole file
+for the first non-finite value (collect/metricfile.py), like JSON lines."""
 from __future__ import annotations
 
 import csv
-import io
-import os
+import math
+from typing import List, Optional
 
+from trainwreck.collect.metricfile import read_records
 from trainwreck.collect.metricnames import canonical
-from trainwreck.collect.redact import redact
-from trainwreck.collect.safeio import open_regular, pread
-from trainwreck.model import Point, Source
+from trainwreck.model import Line, Point, Source
 
 ORDER = 30
-LIMIT = 8 << 20
+STEP_COLUMNS = ("step", "global_step", "trainer/global_step")
 
 
 def claims(rel: str, name: str) -> bool:
     return name in ("metrics.csv", "progress.csv", "log.csv", "train_log.csv")
 
 
+def _row(text: str) -> List[str]:
+    if '"' not in text:  # the common case: no quoting, a plain split is the csv module's answer
+        return text.split(",") if text else []
+    try:
+        return next(csv.reader([text]), [])
+    except csv.Error:
+        return []
+
+
+def _number(cell: str) -> Optional[float]:
+    try:
+        return float(cell)
+    except ValueError:
+        return None
+
+
 def read(bundle, entry, ctx) -> None:
-    fd, st = open_regular(bundle.root, entry.abspath)
-    try:
-        head = pread(fd, min(st.st_size, 65536), 0)
-        header = head.split(b"\n", 1)[0].decode("utf-8", "replace")
-        if st.st_size <= LIMIT:
-            body, first = pread(fd, st.st_size, 0).decode("utf-8", "replace"), 1
-            ranges = None
-        else:
-            off = st.st_size - (1 << 20)
-            tail = pread(fd, st.st_size - off, off)
-            tail = tail[tail.find(b"\n") + 1:]
-            body, first = header + "\n" + tail.decode("utf-8", "replace"), None
-            ranges = [(0, 65536), (off, st.st_size)]
-            bundle.note(f"{entry.rel}: large; read the header and the last 1 MB")
-    finally:
-        os.close(fd)
-    rows = body.splitlines()
-    reader = csv.reader(io.StringIO("\n".join(rows)))
-    try:
-        cols = next(reader)
-    except (StopIteration, csv.Error):
-        return
-    names = [canonical(c) for c in cols]
-    step_i = next((i for i, c in enumerate(cols) if c.strip() in ("step", "global_step", "trainer/global_step")), None)
-    for idx, row in enumerate(reader, 2):
-        ln = idx if first is not None else None
-        step = None
-        if step_i is not None and step_i < len(row):
-            try:
-                step = int(float(row[step_i]))
-            except ValueError:
-                step = None
-        for i, val in enumerate(row):
-            if i >= len(names) or not names[i] or not val.strip():
-                continue
-            try:
-                v = float(val)
-            except ValueError:
-                continue
-            text = redact(rows[idx - 1] if idx - 1 < len(rows) else ",".join(row))
-            bundle.add_point(names[i], entry.rel, Point(step, v, Source(entry.rel, ln, text, step=step,
-                                                                       metric=names[i], value=v)))
-    ctx.record(entry, "metrics", ranges)
+    rel = entry.rel
+    with ctx.open(entry) as f:
+        first = f.lines(0, min(f.size, 65536))[:1]
+        cols = _row(first[0].text) if first else []
+        if not cols:
+            ctx.record(f, "metrics")
+            return
+        names = [canonical(c) for c in cols]
+        step_i = next((i for i, c in enumerate(cols) if c.strip() in STEP_COLUMNS), None)
+        metric_cols = [i for i, n in enumerate(names) if n]
+
+        def add(line: Line) -> Optional[int]:
+            row = _row(line.text)
+            if not row:
+                return None
+            n = 0
+            step = None
+            if step_i is not None and step_i < len(row):
+                v = _number(row[step_i])
+                step = int(v) if v is not None and math.isfinite(v) else None
+            for i in metric_cols:
+                if i >= len(row) or not row[i].strip():
+                    continue
+                v = _number(row[i])
+                if v is None:
+                    continue
+                bundle.add_point(names[i], rel, Point(step, v, Source(rel, line.line, line.text, step=step,
+                                                                     metric=names[i], value=v, byte=line.byte)))
+                n += 1
+            return n
+
+        def nonfinite(raw: bytes) -> bool:
+            row = _row(raw.decode("utf-8", "replace"))
+            return any(i < len(row) and (v := _number(row[i])) is not None and not math.isfinite(v)
+                       for i in metric_cols)
+
+        read_records(bundle, f, add, nonfinite, lambda line: True, skip_first=True)
+        ctx.record(f, "metrics")

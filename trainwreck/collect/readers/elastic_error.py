@@ -3,11 +3,10 @@ from __future__ import annotations
 
 import json
 
-from trainwreck.collect.redact import redact
-from trainwreck.collect.safeio import read_small
 from trainwreck.model import Line
 
 ORDER = 15
+LIMIT = 4 << 20
 
 
 def claims(rel: str, name: str) -> bool:
@@ -15,22 +14,24 @@ def claims(rel: str, name: str) -> bool:
 
 
 def read(bundle, entry, ctx) -> None:
-    rel, data = read_small(bundle.root, entry.abspath, limit=4 << 20)
-    try:
-        doc = json.loads(data.decode("utf-8", "replace"))
-    except ValueError:
-        bundle.note(f"{rel}: not valid JSON; skipped")
-        return
-    msg = doc.get("message") if isinstance(doc, dict) else None
-    if isinstance(msg, dict):
-        text = msg.get("message") or ""
-        tb = (msg.get("extraInfo") or {}).get("py_callstack") or ""
-    else:
-        text, tb = str(msg or ""), ""
-    body = (tb or text)
-    if not isinstance(body, str) or not body.strip():
-        return
-    # the message sits inside one JSON string: cite the file (no line number), one Line per message line
-    for t in body.splitlines()[-400:]:
-        bundle.extra_lines.append(Line(rel, None, redact(t)))
-    ctx.record(entry, "error-file")
+    with ctx.open(entry) as f:
+        rel = f.rel
+        text = "\n".join(ln.text for ln in f.all_lines(LIMIT))  # redacted before it is parsed
+        try:
+            doc = json.loads(text)
+        except ValueError:
+            bundle.note(f"{rel}: not valid JSON; skipped")
+            return
+        msg = doc.get("message") if isinstance(doc, dict) else None
+        if isinstance(msg, dict):
+            text = msg.get("message") or ""
+            tb = (msg.get("extraInfo") or {}).get("py_callstack") or ""
+        else:
+            text, tb = str(msg or ""), ""
+        body = (tb or text)
+        if not isinstance(body, str) or not body.strip():
+            return
+        # the message sits inside one JSON string: cite the file (no line number), one Line per message line
+        for t in body.splitlines()[-400:]:
+            bundle.extra_lines.append(Line(rel, None, t))
+        ctx.record(f, "error-file")

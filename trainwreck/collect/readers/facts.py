@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 import re
 
-from trainwreck.collect.redact import PemTracker, redact
-from trainwreck.collect.safeio import read_small
-from trainwreck.model import Line, Source
+from trainwreck.model import Source
 
 ORDER = 40
+LIMIT = 1 << 20
+MAX_LINES = 5000
 NAMES = {"git_sha.txt", "git.txt", "seed.txt", "cuda_info.txt", "env.txt", "environment.txt", "pip_freeze.txt",
          "requirements.txt", "collect_env.txt", "nvidia-smi.txt", "nvidia_smi.txt", "dmesg.txt", "kern.txt",
          "wandb-metadata.json", "system_info.txt", "versions.txt", ".netrc", "netrc", "env.json", "launch.sh"}
@@ -40,34 +40,34 @@ def read(bundle, entry, ctx) -> None:
     if name == "core" or name.startswith("core."):
         bundle.facts["core_dump"] = Source(entry.rel, None, f"core dump present ({entry.size} bytes; not read)")
         return
-    rel, data = read_small(bundle.root, entry.abspath, limit=1 << 20)
-    if name.endswith(".json"):
-        try:
-            meta = json.loads(data.decode("utf-8", "replace"))
-        except ValueError:
-            bundle.note(f"{rel}: not valid JSON; skipped")
+    with ctx.open(entry) as f:
+        rel = f.rel
+        lines = f.all_lines(LIMIT)  # redacted, key and value together, before anything is parsed
+        if name.endswith(".json"):
+            try:
+                meta = json.loads("\n".join(ln.text for ln in lines))
+            except ValueError:
+                bundle.note(f"{rel}: not valid JSON; skipped")
+                return
+            if isinstance(meta, dict):
+                for k in ("python", "gpu", "gpu_count", "cuda", "host", "program", "startedAt", "os"):
+                    if k in meta and isinstance(meta[k], (str, int, float)):
+                        bundle.facts[f"wandb.{k}"] = Source(rel, None, f"{k}: {meta[k]}")
+            ctx.record(f, "facts")
             return
-        if isinstance(meta, dict):
-            for k in ("python", "gpu", "gpu_count", "cuda", "host", "program", "startedAt", "os"):
-                if k in meta and isinstance(meta[k], (str, int, float)):
-                    bundle.facts[f"wandb.{k}"] = Source(rel, None, redact(f"{k}: {meta[k]}"))
-        ctx.record(entry, "facts")
-        return
-    pem = PemTracker()
-    for n, raw in enumerate(data.decode("utf-8", "replace").splitlines()[:5000], 1):
-        text = pem(raw.rstrip("\r"))
-        line = Line(rel, n, text)
-        bundle.extra_lines.append(line)
-        m = _PKG.match(text.strip())
-        if m:
-            bundle.facts.setdefault(m.group(1).lower().replace("_", "-"), Source(rel, n, text))
-            continue
-        for key, rx in _FACTS:
-            if key == "seed" and name != "seed.txt":
+        for line in lines[:MAX_LINES]:
+            bundle.extra_lines.append(line)
+            text, n = line.text, line.line
+            m = _PKG.match(text.strip())
+            if m:
+                bundle.facts.setdefault(m.group(1).lower().replace("_", "-"), Source(rel, n, text))
                 continue
-            if key == "git_sha" and not name.startswith("git"):
-                continue
-            mm = rx.search(text)
-            if mm:
-                bundle.facts.setdefault(key, Source(rel, n, text))
-    ctx.record(entry, "facts")
+            for key, rx in _FACTS:
+                if key == "seed" and name != "seed.txt":
+                    continue
+                if key == "git_sha" and not name.startswith("git"):
+                    continue
+                mm = rx.search(text)
+                if mm:
+                    bundle.facts.setdefault(key, Source(rel, n, text))
+        ctx.record(f, "facts")
