@@ -24,6 +24,9 @@ CORPUS_DIR = Path(__file__).resolve().parent
 
 CLASSIFICATIONS = ("NaN", "OOM", "divergence", "stall", "crash", "unclear")
 REQUIRED_KEYS = ("classification", "cause", "source", "title", "stack", "note")
+# Batch 4 on: what happened to the run, and the line a maintainer pointed to.
+OPTIONAL_KEYS = ("outcome", "evidence_line")
+OUTCOMES = ("failed", "completed", "interrupted", "running", "unknown")
 # Minimum number of cases per classification, and overall.
 MINIMUMS = {"NaN": 8, "OOM": 8, "divergence": 8, "stall": 8, "crash": 8, "unclear": 4}
 MIN_TOTAL = 70
@@ -32,7 +35,7 @@ MAX_FILE_BYTES = 50 * 1024
 MAX_CASE_BYTES = 50 * 1024
 
 CASE_DIR_RE = re.compile(r"^(\d{3})-[a-z0-9][a-z0-9._-]*$")
-SOURCE_RE = re.compile(r"^https://github\.com/[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+/(issues|pull)/\d+$")
+SOURCE_RE = re.compile(r"^https://github\.com/[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+/(?:(issues|pull)/\d+|blob/[0-9a-f]{7,40}/\S+)$")
 
 
 def case_dirs(root: Path) -> list[Path]:
@@ -81,7 +84,7 @@ def check_case(case: Path, errors: list[str]) -> dict | None:
     for key in REQUIRED_KEYS:
         if key not in meta:
             errors.append(f"{case.name}: case.json lacks '{key}'")
-    extra = set(meta) - set(REQUIRED_KEYS)
+    extra = set(meta) - set(REQUIRED_KEYS) - set(OPTIONAL_KEYS)
     if extra:
         errors.append(f"{case.name}: case.json has unknown keys {sorted(extra)}")
 
@@ -104,9 +107,14 @@ def check_case(case: Path, errors: list[str]) -> dict | None:
         if key in meta and (not isinstance(val, str) or not val.strip()):
             errors.append(f"{case.name}: '{key}' must be a non-empty string")
 
+    if "outcome" in meta and meta["outcome"] not in OUTCOMES:
+        errors.append(f"{case.name}: outcome {meta['outcome']!r} not in {OUTCOMES}")
+    if "evidence_line" in meta and not isinstance(meta["evidence_line"], str):
+        errors.append(f"{case.name}: 'evidence_line' must be a string")
+
     src = meta.get("source")
     if not isinstance(src, str) or not SOURCE_RE.match(src):
-        errors.append(f"{case.name}: source {src!r} is not a GitHub issue/PR URL")
+        errors.append(f"{case.name}: source {src!r} is not a GitHub issue/PR URL or a blob URL at a commit")
 
     artifacts = [p for p in case.rglob("*") if p.is_file() and p.name != "case.json"]
     if not artifacts:
