@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+"""The deliberate one-line breakages an outside review made (issue 8), each applied to the tree for a moment:
+the named tests must go red, then the file is restored byte for byte.
+
+    python3 tests/mutation/breakages.py            # all of them (a few minutes)
+    python3 tests/mutation/breakages.py rollback   # those whose name contains 'rollback'
+
+Exit status 0 when every breakage is caught. Not part of CI (it rewrites engine files while it runs); the
+table in tests/README.md is its output.
+"""
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+# (what the breakage does, file, text that is there, text that breaks it, tests that must catch it)
+BREAKAGES = [
+    ("first failing rank taken from the last rank to print, not the first",
+     "trainwreck/analyze/tracebacks/torchrun.py", "tb = ranked[0]", "tb = ranked[-1]",
+     ["tests/test_tracebacks.py"]),
+    ("the first torchrun failure summary used instead of the last",
+     "trainwreck/analyze/tracebacks/torchrun.py", "return roots[-1]", "return roots[0]",
+     ["tests/test_tracebacks.py"]),
+    ("the hf_ token shape dropped from redaction",
+     "trainwreck/collect/redact.py", '("hf-token", re.compile(r"\\bhf_[A-Za-z0-9]{20,}"), _whole("hf-token")),', "",
+     ["tests/test_redact_bundle.py", "tests/test_redact.py"]),
+    ("the 'log ends without a newline' note removed",
+     "trainwreck/collect/readers/logs.py",
+     'bundle.note(f"{log.path}: ends without a newline (the writer may have been killed mid-line)")', "pass",
+     ["tests/test_collect_bounded.py"]),
+    ("a verb creates and deletes a file in the run directory",
+     "trainwreck/verbs/curve.py", "def run(args) -> int:\n",
+     "def run(args) -> int:\n    import os as _o\n    _p = _o.path.join(args.path or '.', '.tw-scratch')\n"
+     "    if _o.path.isdir(args.path or '.'):\n        open(_p, 'w').close()\n        _o.remove(_p)\n",
+     ["tests/test_readonly.py"]),
+    ("the chance-level tolerance ×5 (a loss flat at 2.12 with 10 classes becomes chance level)",
+     "trainwreck/analyze/chance_level.py", "CHANCE_REL = 0.02", "CHANCE_REL = 0.10",
+     ["tests/test_decide_contract.py"]),
+    ("rollback < becomes <= (the checkpoint saved at the NaN step is recommended)",
+     "trainwreck/decide/next_steps.py", 'c["step"] < before', 'c["step"] <= before',
+     ["tests/test_decide_contract.py"]),
+    ("the log-vs-trajectory NaN cross-check switched off",
+     "trainwreck/decide/score.py", "NAN_MESSAGE_WITH_FINITE_LOSS = 0.6", "NAN_MESSAGE_WITH_FINITE_LOSS = 1.0",
+     ["tests/test_decide_contract.py"]),
+    ("a bare exception's first line taken instead of its last",
+     "trainwreck/analyze/bare_exception.py", "last = (line, m) if since_tb > 300 else None",
+     "last = last or ((line, m) if since_tb > 300 else None)", ["tests/test_tracebacks.py"]),
+    ("the 64-file cap keeps the oldest logs",
+     "trainwreck/collect/__init__.py", "c[0].mtime if c[0].rel in marked else -c[0].mtime", "c[0].mtime",
+     ["tests/test_collect_bounded.py"]),
+    ("launcher-wrapper demotion removed",
+     "trainwreck/decide/fold.py", "def demote_wrappers(findings: List[Finding]) -> List[Finding]:\n",
+     "def demote_wrappers(findings: List[Finding]) -> List[Finding]:\n    return findings\n",
+     ["tests/test_decide_contract.py"]),
+    ("a timeout no longer folds the crash it caused",
+     "trainwreck/decide/fold.py",
+     "def fold_timeouts(findings: List[Finding], strength: Callable[[Finding], float]) -> List[Finding]:\n",
+     "def fold_timeouts(findings: List[Finding], strength: Callable[[Finding], float]) -> List[Finding]:\n"
+     "    return findings\n", ["tests/test_decide_contract.py"]),
+    ("tool inputs no longer count as quote sources in the Stop hook",
+     "hooks/evidence_guard.py", None, None, ["tests/hooks"]),
+]
+
+
+def run_one(name, path, old, new, tests) -> str:
+    full = os.path.join(ROOT, path)
+    orig = open(full, encoding="utf-8").read()
+    if old is None:
+        return "SKIP (no single-line site named here; see tests/README.md)"
+    if orig.count(old) != 1:
+        return f"STALE (the text to break is not in {path} exactly once: update this script)"
+    try:
+        with open(full, "w", encoding="utf-8") as f:
+            f.write(orig.replace(old, new, 1))
+        env = dict(os.environ, PYTHONPATH=ROOT, PYTHONDONTWRITEBYTECODE="1")
+        p = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *tests],
+                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
+        failed = [ln.split(" ")[1] for ln in p.stdout.splitlines() if ln.startswith("FAILED ")]
+        return f"caught by {failed[0].split(' - ')[0]}" if p.returncode != 0 and failed else (
+            "caught (pytest exit %d)" % p.returncode if p.returncode != 0 else "MISSED")
+    finally:
+        with open(full, "w", encoding="utf-8") as f:
+            f.write(orig)
+
+
+def main(argv) -> int:
+    missed = 0
+    for name, path, old, new, tests in BREAKAGES:
+        if argv and not any(a in name for a in argv):
+            continue
+        verdict = run_one(name, path, old, new, tests)
+        missed += verdict.startswith(("MISSED", "STALE"))
+        print(f"| {name} | `{path}` | {verdict} |", flush=True)
+    return 1 if missed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
