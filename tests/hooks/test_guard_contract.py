@@ -1,0 +1,186 @@
+"""The evidence guard's decision rules, each pinned by a test that fails when the rule changes:
+what counts as a quote source (tool outputs, tool INPUTS, the user's prompts), the stop_hook_active guard, and the
+per-session, per-turn block cap (2 blocks per turn; a third stop in the same turn is let through).
+
+Runs `evidence_guard.decide` in-process (fast enough for mutation testing) and, for the loop guards, the real
+hooks.json command as well."""
+import json
+import os
+
+import evidence_guard
+import pytest
+import quote_match
+import transcript_tail
+from hookrun import decision, run_hook
+from transcripts import Transcript, stop_payload
+
+PROMPT = "why is my loss NaN? the run is in runs/exp1"
+CLAIM = "The root cause is a learning rate that is too high."
+SMOKE = "python train.py optimizer.lr=3e-3 trainer.max_steps=50 2>&1 | tail -3"
+SMOKE_OUT = "step 48 loss=nan grad_norm=inf\nTraining stopped."
+# quotes the setting it ran with (only in the tool's INPUT) and the line the run printed (in its OUTPUT)
+BACKED = "I reran with `optimizer.lr=3e-3` and got `step 48 loss=nan grad_norm=inf`, so the root cause is the lr."
+
+
+@pytest.fixture
+def data(tmp_path, monkeypatch):
+    monkeypatch.setenv("CLAUDE_PLUGIN_DATA", str(tmp_path / "data"))
+    return tmp_path
+
+
+def _decide(tmp_path, t, msg, active=False, sid="sess-1"):
+    path = t.write(str(tmp_path / "t.jsonl"))
+    return evidence_guard.decide(stop_payload(sid, path, str(tmp_path), msg, active=active))
+
+
+def _smoke(t=None):
+    t = t or Transcript(seed="smoke")
+    t.prompt(PROMPT)
+    t.tool("Bash", {"command": SMOKE}, SMOKE_OUT)
+    return t
+
+
+def _unbacked(t=None):
+    t = t or Transcript(seed="unbacked")
+    t.prompt(PROMPT)
+    t.say(CLAIM)
+    return t
+
+
+# ---------------------------------------------------------------- quote sources
+
+def test_a_setting_quoted_from_the_tools_input_backs_the_claim(data):
+    t = _smoke()
+    t.say(BACKED)
+    assert _decide(data, t, BACKED) is None
+
+
+def test_the_same_setting_found_nowhere_is_fabricated(data):
+    t = _smoke()
+    msg = BACKED.replace("optimizer.lr=3e-3", "optimizer.lr=5e-3")
+    t.say(msg)
+    reason = _decide(data, t, msg)
+    assert reason and "optimizer.lr=5e-3" in reason and "appears in no tool output" in reason
+
+
+def test_scan_collects_tool_inputs_outputs_and_prompts(tmp_path):
+    t = _smoke()
+    t.read("runs/exp1/config.yaml", "optimizer:\n  lr: 3.0e-03\n")
+    t.say(BACKED)
+    path = t.write(str(tmp_path / "t.jsonl"))
+    src = quote_match.Sources()
+    turn = transcript_tail.scan(path, src, 1 << 20)
+    joined = src.joined
+    assert quote_match.normalise(SMOKE) in joined            # the tool input
+    assert "step 48 loss=nan grad_norm=inf" in joined         # the tool output
+    assert quote_match.normalise(PROMPT) in joined            # the user's prompt
+    assert "optimizer:" in joined and "runs/exp1/config.yaml" in joined  # Read: file content and its input
+    assert turn.found_start and turn.prompt == PROMPT and turn.last_text == BACKED
+    texts = [r[1] for r in turn.results]                     # newest first: the transcript is read backwards
+    assert len(texts) == 2 and texts[1] == SMOKE_OUT and "2\u2192  lr: 3.0e-03" in texts[0]
+    assert all(r[2] for r in turn.results)
+
+
+def test_a_log_pasted_in_the_prompt_backs_a_quote(data):
+    t = Transcript(seed="paste")
+    t.prompt(PROMPT + "\n```\nstep 977 loss=nan lr=0.003\n```")
+    t.tool("Bash", {"command": "ls runs/exp1"}, "train.log\nconfig.yaml")
+    msg = "Your log shows `step 977 loss=nan lr=0.003`. " + CLAIM
+    t.say(msg)
+    assert _decide(data, t, msg) is None
+    t2 = Transcript(seed="paste2")
+    t2.prompt(PROMPT)
+    t2.tool("Bash", {"command": "ls runs/exp1"}, "train.log\nconfig.yaml")
+    t2.say(msg)
+    assert "step 977 loss=nan lr=0.003" in (_decide(data, t2, msg) or "")
+
+
+def test_the_tool_must_be_in_this_turn_and_return_output(data):
+    t = _smoke()
+    t.say("Done.")
+    t.end_turn()
+    _unbacked(t)                                      # the smoke run was last turn: nothing probed this turn
+    assert "no tool in this turn returned output" in (_decide(data, t, CLAIM) or "")
+    t2 = Transcript(seed="empty")
+    t2.prompt(PROMPT)
+    t2.tool("Bash", {"command": "grep -n nan runs/exp1/train.log"}, "(no output)")
+    t2.say(CLAIM)
+    assert "no tool in this turn returned output" in (_decide(data, t2, CLAIM) or "")
+
+
+# ---------------------------------------------------------------- stop_hook_active
+
+@pytest.mark.parametrize("active", [True, "true", 1, "yes"])
+def test_stop_hook_active_lets_every_stop_through(data, active):
+    assert _decide(data, _unbacked(), CLAIM, active=active) is None
+    assert _decide(data, _unbacked(), CLAIM, active=False)  # the same reply, not in a stop chain: blocked
+
+
+@pytest.mark.parametrize("inactive", [False, None, 0, "", "false", "False", "0"])
+def test_stop_hook_inactive_values_still_block(data, inactive):
+    assert _decide(data, _unbacked(), CLAIM, active=inactive)
+
+
+def test_stop_hook_active_leaves_the_counter_alone(data):
+    t = _unbacked()
+    assert _decide(data, t, CLAIM)                     # block 1
+    assert _decide(data, t, CLAIM, active=True) is None
+    assert _decide(data, t, CLAIM)                     # block 2: the active stop neither counted nor reset
+    assert _decide(data, t, CLAIM) is None             # the cap
+
+
+def test_hook_command_never_blocks_when_active(tmp_path):
+    path = _unbacked().write(str(tmp_path / "t.jsonl"))
+    for active, want in ((True, "allow"), (False, "block"), (True, "allow")):
+        rc, out, err = run_hook("Stop", stop_payload("cmd", path, str(tmp_path), CLAIM, active=active),
+                                data_dir=str(tmp_path / "d"))
+        assert rc == 0 and decision(out) == want, (active, out, err)
+
+
+# ---------------------------------------------------------------- the per-turn cap: 2 blocks, then let through
+
+def test_the_cap_is_two_blocks_per_turn(data):
+    assert evidence_guard.MAX_BLOCKS_PER_TURN == 2
+    t = _unbacked()
+    got = [_decide(data, t, CLAIM) is not None for _ in range(4)]
+    assert got == [True, True, False, True]            # the allowed stop clears the count: a fresh chain
+    state = data / "data" / "evidence-guard" / "sess-1.json"
+    assert json.loads(state.read_text()) == {"turn": transcript_tail.scan(
+        str(data / "t.jsonl"), quote_match.Sources(), 1 << 20).start_key, "blocks": 1}
+
+
+def test_an_allowed_reply_resets_the_count(data):
+    t = _unbacked()
+    assert _decide(data, t, CLAIM)
+    ok = "Hypothesis: the learning rate is too high. Next probe: grep the log for the first NaN."
+    assert _decide(data, t, ok) is None
+    assert not (data / "data" / "evidence-guard" / "sess-1.json").exists()
+    assert [_decide(data, t, CLAIM) is not None for _ in range(3)] == [True, True, False]
+
+
+def test_the_cap_counts_per_session_and_per_turn(data):
+    t = _unbacked()
+    assert [_decide(data, t, CLAIM, sid="a") is not None for _ in range(2)] == [True, True]
+    assert _decide(data, t, CLAIM, sid="b")            # another session has its own count
+    _unbacked(t)                                       # a new prompt in session a: a new turn, a new count
+    assert [_decide(data, t, CLAIM, sid="a") is not None for _ in range(3)] == [True, True, False]
+
+
+def test_hook_command_blocks_twice_then_lets_through(tmp_path):
+    path = _unbacked().write(str(tmp_path / "t.jsonl"))
+    outs = [run_hook("Stop", stop_payload("cap", path, str(tmp_path), CLAIM), data_dir=str(tmp_path / "d"))[1]
+            for _ in range(3)]
+    assert [decision(o) for o in outs] == ["block", "block", "allow"]
+
+
+# ---------------------------------------------------------------- known bug
+
+@pytest.mark.xfail(strict=True, reason="bug: quote_extract masks inline code before reading double quotes, so a "
+                                       "double-quoted log line holding `code` is searched as '… code …' and blocked")
+def test_double_quoted_line_with_inline_code_is_found(data):
+    t = Transcript(seed="dq")
+    t.prompt(PROMPT)
+    t.tool("Bash", {"command": "tail -n 1 runs/exp1/train.log"}, "RuntimeError: CUDA error at step 12")
+    msg = 'The log says "RuntimeError: `CUDA error` at step 12", so the root cause is the fp16 overflow.'
+    t.say(msg)
+    assert _decide(data, t, msg) is None
