@@ -169,7 +169,7 @@ def test_facts_cite_the_line_they_were_read_from(lines, name):
     for ln in b.extra_lines:
         assert ln.path == name and ln.text == redact(file_lines[ln.line - 1])
         assert "hunter2xx" not in ln.text
-    for key, src in b.facts.items():
+    for src in b.facts.values():
         assert src.path == name and src.text == redact(file_lines[src.line - 1])
 
 

@@ -5,7 +5,6 @@ per-session, per-turn block cap (2 blocks per turn; a third stop in the same tur
 Runs `evidence_guard.decide` in-process (fast enough for mutation testing) and, for the loop guards, the real
 hooks.json command as well."""
 import json
-import os
 
 import evidence_guard
 import pytest
