@@ -183,3 +183,79 @@ def test_double_quoted_line_with_inline_code_is_found(data):
     msg = 'The log says "RuntimeError: `CUDA error` at step 12", so the root cause is the fp16 overflow.'
     t.say(msg)
     assert _decide(data, t, msg) is None
+
+
+# ---------------------------------------------------------------- the byte caps, at their boundaries
+
+def _main(monkeypatch, raw):
+    import io
+    import sys
+
+    class _Stdin:
+        buffer = io.BytesIO(raw)
+    out = io.StringIO()
+    monkeypatch.setattr(sys, "stdin", _Stdin)
+    monkeypatch.setattr(sys, "stdout", out)
+    assert evidence_guard.main() == 0
+    return out.getvalue()
+
+
+def test_stdin_is_read_up_to_8_mib_and_no_further(data, monkeypatch):
+    path = _unbacked().write(str(data / "t.jsonl"))
+    payload = json.dumps(stop_payload("caps", path, str(data), CLAIM))
+    frame = payload[:-1] + ', "pad": "%s"}'
+    at_cap = frame % ("x" * ((8 << 20) - len((frame % "").encode())))
+    assert len(at_cap.encode()) == 8 << 20
+    assert json.loads(_main(monkeypatch, at_cap.encode()))["decision"] == "block"
+    over = at_cap[:-2] + 'x"}'
+    assert len(over.encode()) == (8 << 20) + 1
+    assert _main(monkeypatch, over.encode()) == ""          # one byte over: fail open, nothing read
+
+
+@pytest.mark.parametrize("pad,want", [((8 << 20) - (64 << 10), "block"), ((8 << 20) + 4096, "allow")])
+def test_the_transcript_is_read_back_8_mib(data, pad, want):
+    """An unbacked claim whose turn starts just inside the 8 MiB read cap is judged (blocked); just beyond it the
+    hook cannot see the turn start and fails open."""
+    t = Transcript(seed="cap-%d" % pad)
+    t.prompt(PROMPT)
+    t.say("Reading the run now. " + "x" * pad)           # one long reply record between the prompt and the claim
+    t.say(CLAIM)
+    got = _decide(data, t, CLAIM)
+    assert (got is not None) == (want == "block")
+
+
+def test_only_the_first_300_distinct_quotes_are_checked(data):
+    """A reply that pastes a whole log is checked on its first 300 distinct quotes (the rest cannot block)."""
+    lines = ["step %d loss=%d.25 lr=3.0e-03" % (i, i) for i in range(301)]
+    t = Transcript(seed="q300")
+    t.prompt(PROMPT)
+    t.tool("Bash", {"command": "cat runs/exp1/train.log"}, "\n".join(lines[:300]))
+    fake = "step 999999 loss=nan lr=3.0e-03"
+    for where, want_block in ((300, False), (299, True)):
+        quoted = lines[:where] + [fake] + lines[where:300]
+        msg = "The log shows:\n```\n" + "\n".join(quoted) + "\n```\n\n" + CLAIM
+        t.say(msg)
+        got = _decide(data, t, msg, sid="q%d" % where)
+        assert (got is not None) == want_block, where
+        if want_block:
+            assert fake in got
+
+
+@pytest.mark.parametrize("var", ["TMPDIR", "TEMP", "TMP"])
+def test_the_counter_lives_in_the_temp_dir_without_plugin_data(tmp_path, monkeypatch, var):
+    for v in ("CLAUDE_PLUGIN_DATA", "TMPDIR", "TEMP", "TMP"):
+        monkeypatch.delenv(v, raising=False)
+    monkeypatch.setenv(var, str(tmp_path / "tmp"))
+    t = _unbacked()
+    assert _decide(tmp_path, t, CLAIM, sid="tmp-1")
+    state = tmp_path / "tmp" / "trainwreck-hooks" / "evidence-guard" / "tmp-1.json"
+    assert json.loads(state.read_text())["blocks"] == 1
+    assert [_decide(tmp_path, t, CLAIM, sid="tmp-1") is not None for _ in range(2)] == [True, False]
+
+
+def test_the_counter_file_is_named_after_a_cleaned_session_id(data):
+    t = _unbacked()
+    assert _decide(data, t, CLAIM, sid="../../etc/pass wd")
+    assert [p.name for p in (data / "data" / "evidence-guard").iterdir()] == ["etcpasswd.json"]
+    assert _decide(data, t, CLAIM, sid="")
+    assert (data / "data" / "evidence-guard" / "nosession.json").exists()
