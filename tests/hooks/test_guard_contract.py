@@ -5,6 +5,7 @@ per-session, per-turn block cap (2 blocks per turn; a third stop in the same tur
 Runs `evidence_guard.decide` in-process (fast enough for mutation testing) and, for the loop guards, the real
 hooks.json command as well."""
 import json
+import os
 
 import evidence_guard
 import pytest
@@ -259,3 +260,17 @@ def test_the_counter_file_is_named_after_a_cleaned_session_id(data):
     assert [p.name for p in (data / "data" / "evidence-guard").iterdir()] == ["etcpasswd.json"]
     assert _decide(data, t, CLAIM, sid="")
     assert (data / "data" / "evidence-guard" / "nosession.json").exists()
+
+
+def test_without_any_temp_variable_the_counter_is_under_slash_tmp(tmp_path, monkeypatch):
+    for v in ("CLAUDE_PLUGIN_DATA", "TMPDIR", "TEMP", "TMP"):
+        monkeypatch.delenv(v, raising=False)
+    sid = "tw-test-%d" % os.getpid()
+    state = "/tmp/trainwreck-hooks/evidence-guard/%s.json" % sid
+    try:
+        assert _decide(tmp_path, _unbacked(), CLAIM, sid=sid)
+        with open(state, encoding="utf-8") as f:
+            assert json.load(f)["blocks"] == 1
+    finally:
+        if os.path.exists(state):
+            os.remove(state)
