@@ -274,3 +274,34 @@ def test_without_any_temp_variable_the_counter_is_under_slash_tmp(tmp_path, monk
     finally:
         if os.path.exists(state):
             os.remove(state)
+
+
+def test_session_ids_are_kept_to_80_safe_characters(data):
+    t = _unbacked()
+    assert _decide(data, t, CLAIM, sid="sess-1_a" + "b" * 100)
+    assert _decide(data, t, CLAIM, sid="../")            # nothing safe left: the shared fallback name
+    names = sorted(p.name for p in (data / "data" / "evidence-guard").iterdir())
+    assert names == ["nosession.json", "sess-1_a" + "b" * 72 + ".json"]
+
+
+def test_the_block_reason_quotes_the_claim_shortened_and_routes_to_debug(data):
+    claim = ("The root cause is   a learning rate of 3e-3 that is far too high for this model size, so the loss "
+             "diverges within the first few hundred steps.")
+    t = _unbacked(Transcript(seed="long"))
+    t.say(claim)
+    reason = _decide(data, t, claim)
+    short = " ".join(claim.split())[:89] + "…"
+    assert '("%s")' % short in reason                  # 90 characters at most, whitespace collapsed
+    assert reason.startswith("trainwreck evidence guard: this reply states a cause of the training failure as fact")
+    assert "Follow /trainwreck:debug: probe (read the log, run the engine or a command) -> hypothesis -> smoke -> " \
+           "controls -> claim, and quote the exact lines you found; or say plainly that it is a hypothesis and name " \
+           "the next probe." in reason and reason.endswith("the next probe.")
+
+
+def test_a_misquote_reason_names_two_quotes_and_counts_the_rest(data):
+    t = _smoke(Transcript(seed="mis"))
+    fakes = ["step %d loss=nan grad_norm=inf lr=3.0e-03 " % (100 + i) + "x" * 90 for i in range(4)]
+    msg = "The run printed " + ", ".join("`%s`" % f for f in fakes) + ", so the root cause is the learning rate."
+    t.say(msg)
+    reason = _decide(data, t, msg)
+    assert "`%s`, `%s` (and 2 more) as evidence" % (fakes[0][:79] + "…", fakes[1][:79] + "…") in reason
