@@ -305,3 +305,74 @@ def test_a_misquote_reason_names_two_quotes_and_counts_the_rest(data):
     t.say(msg)
     reason = _decide(data, t, msg)
     assert "`%s`, `%s` (and 2 more) as evidence" % (fakes[0][:79] + "…", fakes[1][:79] + "…") in reason
+
+
+# ---------------------------------------------------------------- the decision's other branches
+
+OFF_TOPIC = "The root cause is a typo in the path."     # a claim, with no training words of its own
+
+
+def test_a_claim_is_judged_in_the_domain_of_the_prompt(data):
+    t = Transcript(seed="dom")
+    t.prompt(PROMPT)                                    # the prompt is about a NaN loss: the claim is in scope
+    t.say(OFF_TOPIC)
+    assert "no tool in this turn returned output" in (_decide(data, t, OFF_TOPIC) or "")
+    t2 = Transcript(seed="dom2")
+    t2.prompt("why does my flask app return 404 on /users?")
+    t2.say(OFF_TOPIC)
+    assert _decide(data, t2, OFF_TOPIC) is None         # neither reply nor prompt is about training
+
+
+def test_an_off_topic_claim_resets_the_count(data):
+    t = _unbacked()
+    assert _decide(data, t, CLAIM)
+    t2 = Transcript(seed="dom3")
+    t2.prompt("why does my flask app return 404 on /users?")
+    t2.say(OFF_TOPIC)
+    path2 = t2.write(str(data / "t2.jsonl"))
+    assert evidence_guard.decide(stop_payload("sess-1", path2, str(data), OFF_TOPIC)) is None
+    assert not (data / "data" / "evidence-guard" / "sess-1.json").exists()
+
+
+def test_a_quote_from_an_earlier_turn_is_found_by_reading_back(data):
+    t = Transcript(seed="earlier")
+    t.prompt("show me the end of runs/exp1/train.log")
+    t.tool("Bash", {"command": "tail -n 2 runs/exp1/train.log"}, "step 1169 loss=2.31\nstep 1170 loss=nan lr=0.003")
+    t.say("Here it is.")
+    t.end_turn()
+    t.prompt(PROMPT)
+    t.tool("Bash", {"command": "grep -n clip runs/exp1/config.yaml"}, "12:gradient_clip_val: 0.0")
+    msg = "The log shows `step 1170 loss=nan lr=0.003` with `gradient_clip_val: 0.0`. " + CLAIM
+    t.say(msg)
+    assert _decide(data, t, msg) is None
+    msg2 = msg.replace("step 1170", "step 1171")
+    t.say(msg2)
+    assert "step 1171 loss=nan lr=0.003" in (_decide(data, t, msg2) or "")
+
+
+@pytest.mark.parametrize("backed", [False, True])
+def test_without_last_assistant_message_the_reply_is_read_from_the_transcript(data, backed):
+    t = Transcript(seed="nomsg-%s" % backed)
+    t.prompt(PROMPT)
+    if backed:
+        t.tool("Bash", {"command": "grep -n nan runs/exp1/train.log"}, "118:step 1170 loss=nan lr=3.0e-03")
+    t.say("Line 118 reads `step 1170 loss=nan lr=3.0e-03`. " + CLAIM if backed else CLAIM)
+    got = _decide(data, t, None)
+    assert (got is None) == backed
+    t.say("Hypothesis: the learning rate. Next probe: grep the log.")
+    assert _decide(data, t, None) is None               # the reply read from the transcript is not a claim
+
+
+def test_without_a_prompt_record_the_whole_transcript_is_the_turn(data):
+    t = Transcript(seed="noprompt")
+    t.say(CLAIM)                                        # one record: no prompt, no tool
+    assert len([r for r in t.records if r.get("type") in ("user", "assistant")]) == 1
+    assert _decide(data, t, CLAIM)
+
+
+@pytest.mark.parametrize("where", ["missing", "dir", "empty-string", "number"])
+def test_no_readable_transcript_fails_open(data, where):
+    tpath = {"missing": str(data / "nope.jsonl"), "dir": str(data), "empty-string": "", "number": 42}[where]
+    payload = stop_payload("fo", "x", str(data), CLAIM)
+    payload["transcript_path"] = tpath
+    assert evidence_guard.decide(payload) is None
