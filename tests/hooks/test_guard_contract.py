@@ -376,3 +376,15 @@ def test_no_readable_transcript_fails_open(data, where):
     payload = stop_payload("fo", "x", str(data), CLAIM)
     payload["transcript_path"] = tpath
     assert evidence_guard.decide(payload) is None
+
+
+def test_main_prints_one_json_line_or_nothing_and_always_exits_0(data, monkeypatch):
+    path = _unbacked().write(str(data / "t.jsonl"))
+    payload = stop_payload("main", path, str(data), CLAIM + " ZZBYTEZZ")
+    raw = json.dumps(payload).encode().replace(b"ZZBYTEZZ", b"\xff")   # an invalid UTF-8 byte in the message
+    out = _main(monkeypatch, raw)
+    assert out.endswith("}\n") and out.count("\n") == 1
+    obj = json.loads(out)
+    assert set(obj) == {"decision", "reason"} and obj["decision"] == "block" and "/trainwreck:debug" in obj["reason"]
+    for bad in (b"[1, 2]", b"{not json", b"", b'"text"', b"null"):
+        assert _main(monkeypatch, bad) == ""
