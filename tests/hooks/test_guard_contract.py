@@ -60,7 +60,9 @@ def test_the_same_setting_found_nowhere_is_fabricated(data):
     msg = BACKED.replace("optimizer.lr=3e-3", "optimizer.lr=5e-3")
     t.say(msg)
     reason = _decide(data, t, msg)
-    assert reason and "optimizer.lr=5e-3" in reason and "appears in no tool output" in reason
+    assert reason.startswith("trainwreck evidence guard: the reply quotes `optimizer.lr=5e-3` as evidence, but that "
+                             "text appears in no tool output of this session (fabricated or misquoted?). Re-open the "
+                             "source and quote it exactly, or drop it. Follow /trainwreck:debug")
 
 
 def test_scan_collects_tool_inputs_outputs_and_prompts(tmp_path):
@@ -305,6 +307,10 @@ def test_a_misquote_reason_names_two_quotes_and_counts_the_rest(data):
     t.say(msg)
     reason = _decide(data, t, msg)
     assert "`%s`, `%s` (and 2 more) as evidence" % (fakes[0][:79] + "…", fakes[1][:79] + "…") in reason
+    msg2 = "The run printed `%s` and `%s`, so the root cause is the learning rate." % (fakes[0], fakes[1])
+    t.say(msg2)
+    reason = _decide(data, t, msg2, sid="two")
+    assert "quotes `%s`, `%s` as evidence" % (fakes[0][:79] + "…", fakes[1][:79] + "…") in reason  # no "(and 0 more)"
 
 
 # ---------------------------------------------------------------- the decision's other branches
