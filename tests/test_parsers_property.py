@@ -222,3 +222,51 @@ def test_csv_with_an_infinite_step_is_read(tmp_path):
     from trainwreck.collect.readers import csvmetrics
     b = _read_one(csvmetrics, "metrics.csv", b"step,train_loss\n0,2.3\ninf,2.2\n2,nan\n", str(tmp_path))
     assert [p.step for p in b.series["loss"][0].points] == [0, None, 2]
+
+
+# -- every redaction rule by itself: the exact tag, and the rest of the line untouched -----------------------------
+
+@pytest.mark.parametrize("line,want", [
+    ("key -----BEGIN RSA PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n-----END RSA PRIVATE KEY----- end",
+     "key [REDACTED:private-key] end"),
+    ("key -----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC", "key [REDACTED:private-key]"),
+    ("using sk-ant-api03-QwErTyUiOpAsDfGh now", "using [REDACTED:anthropic-key] now"),
+    ("using sk-proj-Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk now", "using [REDACTED:openai-key] now"),
+    ("using sk-svcacct-Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk now", "using [REDACTED:openai-key] now"),
+    ("using sk-Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk now", "using [REDACTED:openai-key] now"),
+    ("using hf_QwErTyUiOpAsDfGhJkLzXc now", "using [REDACTED:hf-token] now"),
+    ("using ghp_1A2b3C4d5E6f7G8h9I0jK1l2M3n4O5p6Q7r8 now", "using [REDACTED:github-token] now"),
+    ("using gho_1A2b3C4d5E6f7G8h9I0jK1l2M3n4O5p6Q7r8 now", "using [REDACTED:github-token] now"),
+    ("using github_pat_11ABCDEFG0123456789_abcd now", "using [REDACTED:github-token] now"),
+    ("id AKIAIOSFODNN7EXAMPLQ now", "id [REDACTED:aws-key-id] now"),
+    ("id ASIAIOSFODNN7EXAMPLQ now", "id [REDACTED:aws-key-id] now"),
+    ("tok xoxb-123456789012-AbCdEf now", "tok [REDACTED:slack-token] now"),
+    ("k AIzaSyA-1234567890abcdefghijklmnopqrstu now", "k [REDACTED:google-api-key] now"),
+    ("jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0.dozjgNryP4J3jVmNHl0w now", "jwt [REDACTED:jwt] now"),
+    ("Authorization: Bearer abcdefghijklmnop0123 now", "Authorization: Bearer [REDACTED:token] now"),
+    ("auth basic QWxhZGRpbjpvcGVuc2VzYW1l now", "auth basic [REDACTED:token] now"),
+    ("url https://alice:S3cr3tPw@data.example.org/x now", "url https://alice:[REDACTED:password]@data.example.org/x now"),
+    ("mail alice@example.org now", "mail [REDACTED:email] now"),
+    ("password=hunter2 now", "password=[REDACTED:secret] now"),
+    ("db_password: hunter2 now", "db_password: [REDACTED:secret] now"),
+    ('"password": "Tr0ub4dor&3"', '"password": "[REDACTED:secret]"'),
+    ("api_key: abcdefgh12345678 now", "api_key: [REDACTED:secret] now"),
+    ("hub_token: hf_QwErTyUiOpAsDfGhJkLzXc now", "hub_token: [REDACTED:hf-token] now"),
+    ("  password n3trcPassw0rdValue", "  password [REDACTED:secret]"),
+    ("wandb 3f1e2d4c5b6a79881726354a4b5c6d7e8f901234 now", "wandb [REDACTED:key] now"),
+    # not secrets: short or numeric token values, vocabulary keys, placeholders, git hashes
+    ("token=abc now", "token=abc now"), ("token: 12345678901", "token: 12345678901"),
+    ("max_tokens=4096 now", "max_tokens=4096 now"), ("pad_token: abcdefghijk now", "pad_token: abcdefghijk now"),
+    ("secret: changeme now", "secret: changeme now"), ("session_key: <your key here>", "session_key: <your key here>"),
+    ("access_token 1234567890", "access_token 1234567890"),
+    ("sha 3f1e2d4c5b6a79881726354a4b5c6d7e8f901234 commit", "sha 3f1e2d4c5b6a79881726354a4b5c6d7e8f901234 commit"),
+])
+def test_each_rule_gives_its_tag_and_keeps_the_rest(line, want):
+    assert redact(line) == want
+    assert redact(line.replace("now", "now 42")) == want.replace("now", "now 42")  # the layout cache changes nothing
+
+
+@pytest.mark.xfail(strict=True, reason="bug: the cheap pre-check (_MAYBE) has no hint for hooks.slack.com, so a Slack "
+                                       "webhook URL is never redacted although a rule for it exists")
+def test_slack_webhook_is_redacted():
+    assert redact("hook https://hooks.slack.com/services/T0000/B0000/XXXXXXXX now") == "hook [REDACTED:slack-webhook] now"
