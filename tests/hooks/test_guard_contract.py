@@ -394,3 +394,55 @@ def test_main_prints_one_json_line_or_nothing_and_always_exits_0(data, monkeypat
     assert set(obj) == {"decision", "reason"} and obj["decision"] == "block" and "/trainwreck:debug" in obj["reason"]
     for bad in (b"[1, 2]", b"{not json", b"", b'"text"', b"null"):
         assert _main(monkeypatch, bad) == ""
+
+
+def test_a_prompt_of_one_training_word_puts_the_claim_in_scope(data):
+    t = Transcript(seed="oneword")
+    t.prompt("loss?")
+    t.say(OFF_TOPIC)
+    assert _decide(data, t, OFF_TOPIC)
+
+
+def test_a_claim_of_exactly_90_characters_is_quoted_whole(data):
+    claim = "The root cause is a learning rate of 3e-3, too high for fp16, so the loss goes NaN at step"
+    claim = claim + "x" * (90 - len(claim))
+    assert len(claim) == 90
+    t = _unbacked(Transcript(seed="c90"))
+    t.say(claim)
+    assert '("%s")' % claim in _decide(data, t, claim)
+
+
+def test_three_misquotes_are_two_named_and_one_counted(data):
+    t = _smoke(Transcript(seed="mis3"))
+    fakes = ["step %d loss=nan grad_norm=inf" % (200 + i) for i in range(3)]
+    msg = "The run printed " + ", ".join("`%s`" % f for f in fakes) + ", so the root cause is the learning rate."
+    t.say(msg)
+    assert "`%s`, `%s` (and 1 more) as evidence" % (fakes[0], fakes[1]) in _decide(data, t, msg)
+
+
+def test_reading_stops_at_the_turn_start_once_every_quote_is_found(data, monkeypatch):
+    """The transcript is read back past this turn only while a quote is unmatched (README: "searches back to the
+    8 MB cap only while some quote is still unmatched")."""
+    t = Transcript(seed="stop")
+    for i in range(5):                                  # five earlier turns the hook need not read
+        t.prompt("show step %d" % i)
+        t.tool("Bash", {"command": "sed -n %dp train.log" % i}, "step %d loss=2.3" % i)
+        t.say("Here.")
+        t.end_turn()
+    _smoke(t)
+    t.say(BACKED)
+    read = []
+    real = transcript_tail.lines_backward
+
+    def counting(*a, **k):
+        for line in real(*a, **k):
+            read.append(line)
+            yield line
+    monkeypatch.setattr(transcript_tail, "lines_backward", counting)
+    assert _decide(data, t, BACKED) is None
+    assert not any(b"show step" in line for line in read)
+    read.clear()
+    msg = "Step 0 printed `step 0 loss=2.3`, and `step 48 loss=nan grad_norm=inf` now. " + CLAIM
+    t.say(msg)
+    assert _decide(data, t, msg) is None                # the unmatched quote sends it back to the first turn
+    assert any(b"show step 0" in line for line in read)
