@@ -270,3 +270,12 @@ def test_each_rule_gives_its_tag_and_keeps_the_rest(line, want):
                                        "webhook URL is never redacted although a rule for it exists")
 def test_slack_webhook_is_redacted():
     assert redact("hook https://hooks.slack.com/services/T0000/B0000/XXXXXXXX now") == "hook [REDACTED:slack-webhook] now"
+
+
+@pytest.mark.parametrize("value", ["null", "none", "None", "NULL", "~", "false", "true", "***", "xxx", "<redacted>",
+                                   "changeme"])
+def test_redact_keeps_placeholder_passwords_readable(value):
+    """A config that holds no password says so (`password: null`): that is kept, so the reader sees it is unset."""
+    for key in ("password", "db.password", "api_key"):
+        assert redact(f"{key}: {value} now") == f"{key}: {value} now"
+    assert redact("password: hunter2xyz now") == "password: [REDACTED:secret] now"
