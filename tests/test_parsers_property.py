@@ -279,3 +279,15 @@ def test_redact_keeps_placeholder_passwords_readable(value):
     for key in ("password", "db.password", "api_key"):
         assert redact(f"{key}: {value} now") == f"{key}: {value} now"
     assert redact("password: hunter2xyz now") == "password: [REDACTED:secret] now"
+
+
+@pytest.mark.parametrize("line,want", [
+    ("api_key: abcdefgh now", "api_key: [REDACTED:secret] now"),     # 8 characters: long enough to be a key
+    ("api_key: abcdefg now", "api_key: abcdefg now"),                 # 7: a word, not a key
+    ("api_key: <API_KEY_HERE> now", "api_key: <API_KEY_HERE> now"),   # a template placeholder
+    ("access_token: 1.5e-3+12345 now", "access_token: 1.5e-3+12345 now"),  # a number
+    ("api_key abcdefgh12345678 now", "api_key abcdefgh12345678 now"),  # no = or :, so not a key/value pair
+    ("password hunter2xyz now", "password [REDACTED:secret] now"),    # .netrc style: a password needs no separator
+])
+def test_redact_rule_for_token_values(line, want):
+    assert redact(line) == want
