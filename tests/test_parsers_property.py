@@ -240,6 +240,16 @@ def test_csv_with_an_infinite_step_is_read(tmp_path):
     ("using github_pat_11ABCDEFG0123456789_abcd now", "using [REDACTED:github-token] now"),
     ("id AKIAIOSFODNN7EXAMPLQ now", "id [REDACTED:aws-key-id] now"),
     ("id ASIAIOSFODNN7EXAMPLQ now", "id [REDACTED:aws-key-id] now"),
+    ("id AGPAIOSFODNN7EXAMPLQ now", "id [REDACTED:aws-key-id] now"),
+    ("id AIDAIOSFODNN7EXAMPLQ now", "id [REDACTED:aws-key-id] now"),
+    ("id AROAIOSFODNN7EXAMPLQ now", "id [REDACTED:aws-key-id] now"),
+    ("id ANPAIOSFODNN7EXAMPLQ now", "id [REDACTED:aws-key-id] now"),
+    ("using ghu_1A2b3C4d5E6f7G8h9I0jK1l2M3n4O5p6Q7r8 now", "using [REDACTED:github-token] now"),
+    ("using ghs_1A2b3C4d5E6f7G8h9I0jK1l2M3n4O5p6Q7r8 now", "using [REDACTED:github-token] now"),
+    ("using ghr_1A2b3C4d5E6f7G8h9I0jK1l2M3n4O5p6Q7r8 now", "using [REDACTED:github-token] now"),
+    ("pwd=hunter2xyz now", "pwd=[REDACTED:secret] now"),
+    ("token=abcdefgh12345678 now", "token=[REDACTED:secret] now"),
+    ("credentials: abcdefgh12345678 now", "credentials: [REDACTED:secret] now"),
     ("tok xoxb-123456789012-AbCdEf now", "tok [REDACTED:slack-token] now"),
     ("k AIzaSyA-1234567890abcdefghijklmnopqrstu now", "k [REDACTED:google-api-key] now"),
     ("jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0.dozjgNryP4J3jVmNHl0w now", "jwt [REDACTED:jwt] now"),
@@ -291,3 +301,14 @@ def test_redact_keeps_placeholder_passwords_readable(value):
 ])
 def test_redact_rule_for_token_values(line, want):
     assert redact(line) == want
+
+
+def test_redact_long_lines_are_never_skipped_by_the_layout_cache():
+    """The cache of clean layouts covers short lines only; every long line is scanned on its own."""
+    clean = "step 1 tokens_per_second=1234 " + "loss=2.3 " * 300   # a hint ("token"), but no secret
+    assert redact(clean) == clean
+    dirty = "step 1 tokens_per_second=1234 " + "loss=2.3 " * 299 + "hf_QwErTyUiOpAsDfGhJkLzXc"
+    assert len(dirty) > 2000 and "hf_Qw" not in redact(dirty)
+    short = "step 12 loss=2.3 api_key=abcdefgh12345678"
+    assert redact(short) == "step 12 loss=2.3 api_key=[REDACTED:secret]"
+    assert redact(short.replace("12", "13", 1)) == "step 13 loss=2.3 api_key=[REDACTED:secret]"
