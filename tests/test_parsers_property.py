@@ -312,3 +312,23 @@ def test_redact_long_lines_are_never_skipped_by_the_layout_cache():
     short = "step 12 loss=2.3 api_key=abcdefgh12345678"
     assert redact(short) == "step 12 loss=2.3 api_key=[REDACTED:secret]"
     assert redact(short.replace("12", "13", 1)) == "step 13 loss=2.3 api_key=[REDACTED:secret]"
+
+
+@pytest.mark.parametrize("line,want", [
+    ("db.password hunter2xyz now", "db.password [REDACTED:secret] now"),   # .netrc style after a dotted key
+    ("run: pwd /home/alice/run", "run: pwd /home/alice/run"),             # the shell command, not a password
+])
+def test_redact_rule_for_space_separated_passwords(line, want):
+    assert redact(line) == want
+
+
+def test_redact_pem_tracker_hides_the_whole_block_and_only_it():
+    from trainwreck.collect.redact import PemTracker
+    p = PemTracker()
+    lines = ["before", "-----BEGIN RSA PRIVATE KEY-----", "MIIEvQIBADANBg", "PRIVATE KEY----- looks like an end",
+             "-----END RSA PRIVATE KEY-----", "after hf_QwErTyUiOpAsDfGhJkLzXc", "MIIEvQIBADANBg"]
+    assert [p(x) for x in lines] == ["before"] + ["[REDACTED:private-key]"] * 4 + ["after [REDACTED:hf-token]",
+                                                                                  "MIIEvQIBADANBg"]
+    q = PemTracker()
+    one = "-----BEGIN PRIVATE KEY----- MIIEv -----END PRIVATE KEY-----"  # a block on one line does not open one
+    assert [q(x) for x in (one, "next line")] == ["[REDACTED:private-key]", "next line"]
