@@ -34,13 +34,17 @@ def mutate(rng: random.Random, data: bytes) -> bytes:
     return bytes(b[: 1 << 16])
 
 
-def loop(name: str, iterations: int, seed: int = 0, seconds: float = 0) -> int:
+def loop(name: str, iterations: int, seed: int = 0, seconds: float = 0, seen: set = None) -> int:
+    """Feed `iterations` mutated inputs to the target; returns how many ran. A target raises on a crash or on a
+    broken contract, and the exception propagates. `seen` (optional) collects the distinct inputs fed."""
     fn = TARGETS[name]
     rng = random.Random(seed)
     corpus = list(SEEDS)
     end = time.monotonic() + seconds if seconds else None
     for i in range(iterations):
         data = mutate(rng, rng.choice(corpus))
+        if seen is not None:
+            seen.add(data)
         fn(data)
         if i % 50 == 0 and len(corpus) < 200:
             corpus.append(data)

@@ -55,7 +55,10 @@ def test_gigantic_line_without_newline(cli, tmp_path):
         for _ in range(64):
             f.write(b"x" * (1 << 20))
         f.write(TB.encode().replace(b"\n", b" "))
-    _check(cli, tmp_path)
+    rep = _check(cli, tmp_path, "OOM")  # the error at the end of the one 64 MB line is still found
+    notes = " ".join(rep["notes"])
+    assert "train.log: 64 MB; read its first" in notes  # the user is told the file was read in part
+    assert "ends without a newline" in notes
 
 
 def test_truncated_and_garbled_jsonl(cli, tmp_path):
@@ -92,8 +95,17 @@ def test_symlink_loops_and_links_outside(cli, tmp_path):
     os.symlink(outside / "private.log", run / "train.log")
     os.symlink(outside, run / "logs")
     p = cli("diagnose", str(run), "--json", "--no-probe", timeout=30)
-    assert p.returncode in (0, 2)
     assert "OUTSIDE-MARKER" not in p.stdout + p.stderr
+    # nothing is left inside the run, and the one-line error says why each link was not followed
+    assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1, p.stderr
+    assert "train.log: links outside the run directory, not read" in p.stderr
+    assert "logs: links outside the run directory, not read" in p.stderr
+    assert "looping symlink" in p.stderr
+    (run / "stderr.txt").write_text(TB)  # with a real log beside them, the links are named in the notes
+    rep = _check(cli, run, "OOM")
+    assert "OUTSIDE-MARKER" not in json.dumps(rep)
+    assert {f["path"] for f in rep["evidence_files"]} == {"stderr.txt"}
+    assert any("links outside the run directory" in n for n in rep["notes"])
 
 
 def test_many_files_and_deep_nesting(cli, tmp_path):
@@ -102,14 +114,27 @@ def test_many_files_and_deep_nesting(cli, tmp_path):
     for i in range(100_000):
         open(many / f"f{i}.txt", "w").close()
     (many / "train.log").write_text(TB)
-    _check(cli, many)
+    _found_or_told(cli, many, "stopped listing after 50000 entries")
     deep = tmp_path / "deep"
     p = deep
     for _ in range(200):
         p = p / "d"
     p.mkdir(parents=True)
     (p / "train.log").write_text(TB)
-    _check(cli, deep)
+    _found_or_told(cli, deep, "folders deeper than 6 levels were not searched")
+
+
+def _found_or_told(cli, d, note):
+    """The log is found and diagnosed, or the user is told which limit hid it: never a silent miss."""
+    t = time.time()
+    p = cli("diagnose", str(d), "--json", "--no-probe", timeout=30)
+    assert time.time() - t < 10 and "Traceback" not in p.stderr
+    if p.returncode == 0:
+        rep = json.loads(p.stdout)
+        assert note in " ".join(rep["notes"])       # the limit was hit, so the note must be there
+        assert rep["classification"] == "OOM", rep["headline"]
+    else:
+        assert p.returncode == 2 and note in p.stderr, p.stderr
 
 
 def test_empty_dir_and_empty_files(cli, tmp_path):
@@ -164,10 +189,15 @@ def test_metrics_appended_while_read(cli, tmp_path):
     t = threading.Thread(target=writer)
     t.start()
     try:
-        _check(cli, tmp_path)
+        rep = _check(cli, tmp_path, "unclear")  # a flat loss that simply stops: no error was written
     finally:
         stop.set()
         t.join()
+    loss = rep["metrics_summary"]["loss"]
+    # the torn lines the writer leaves are skipped, never read as a value: every point read is the 2.0 written
+    assert loss["min"] == loss["max"] == 2.0 and loss["nonfinite"] == 0
+    assert loss["n"] >= 20000 and loss["last_step"] >= 19999
+    assert any("not valid JSON" in n for n in rep["notes"])
 
 
 def test_file_deleted_between_listing_and_reading(tmp_path):
@@ -190,3 +220,14 @@ def test_log_cut_mid_traceback_says_so(cli, tmp_path):
     rep = _check(cli, tmp_path, "unclear")
     assert "cut off mid-traceback" in rep["headline"]
     assert "line 6" in rep["contributing_factors"][0]["summary"] or "line 5" in rep["contributing_factors"][0]["summary"]
+
+
+@pytest.mark.xfail(strict=True, reason="bug: collect/readers/csvmetrics.py lets OverflowError (an infinite step) and "
+                                       "csv.Error (a field over 128 KB) escape: `diagnose` ends in an internal error")
+@pytest.mark.parametrize("body", ["step,train_loss\n0,2.3\ninf,2.2\n2,nan\n",
+                                  'step,train_loss\n0,2.3\n1,"' + "x" * 200_000 + '"\n2,nan\n'],
+                         ids=["infinite-step", "huge-field"])
+def test_garbled_metrics_csv_is_diagnosed(cli, tmp_path, body):
+    (tmp_path / "metrics.csv").write_text(body)
+    rep = _check(cli, tmp_path, "NaN")
+    assert rep["metrics_summary"]["loss"]["first_nonfinite_step"] == 2

@@ -69,7 +69,7 @@ _BORING_VALUES = {"", "null", "none", "~", "false", "true", "***", "xxx", "<reda
 
 def _kv_sub(m: "re.Match[str]") -> str:
     key, val = m.group("key"), m.group("val")
-    if val.startswith("[REDACTED:") or val.lower() in _BORING_VALUES:
+    if val.startswith(("[REDACTED:", "${")) or val.lower() in _BORING_VALUES:  # ${…}: an interpolation, no secret
         return m.group(0)
     is_password = re.search(r"(?i)pass|pwd|secret|private|credential", key) is not None
     if not is_password:
