@@ -142,6 +142,19 @@ def text_tables(data: bytes) -> None:
         _check_metrics((step, values), "text table")
 
 
+def rank_prefixes(data: bytes) -> None:
+    from trainwreck.collect.ranks import launcher_prefix, line_rank, prefix_rank, split_stream, strip_prefixes
+    for line in _text(data).splitlines()[:200]:
+        key, rank, body = split_stream(line)
+        check(line.endswith(body), f"split_stream's body is not the end of the line: {line!r} -> {body!r}")
+        check(prefix_rank(line) == rank, f"prefix_rank disagrees with split_stream on {line!r}")
+        for r, rest in (launcher_prefix(line), strip_prefixes(line)):
+            check(r is None or (isinstance(r, int) and r >= 0), f"rank {r!r} from {line!r}")
+            check(line.endswith(rest), f"a prefix strip returned text that is not the end of {line!r}: {rest!r}")
+        r = line_rank(line)
+        check(r is None or (isinstance(r, int) and r >= 0), f"line_rank {r!r} from {line!r}")
+
+
 def trainer_state(data: bytes) -> None:
     from trainwreck.collect.bundle import Bundle
     from trainwreck.collect.readers.trainer_state import _entries
@@ -254,7 +267,7 @@ def run_dir(data: bytes) -> None:
 
 
 TARGETS = {f.__name__: f for f in (yaml_config, jsonl_record, jsonl_scan, redact, log_lines, text_metrics,
-                                    text_tables, trainer_state, tracebacks, catalog_yaml, csv_metrics, env_facts,
+                                    text_tables, rank_prefixes, trainer_state, tracebacks, catalog_yaml, csv_metrics, env_facts,
                                     elastic_error, hook_transcript, hook_quotes, run_dir)}
 
 SEEDS = [

@@ -55,6 +55,7 @@ SABOTAGE = {
                       lambda b, e, c: _bad_point(b, "loss", "other.json", None)),
     "hook_transcript": ("transcript_tail", "lines_backward", lambda f, size, cap, state=None: iter([b"x"])),
     "hook_quotes": ("quote_match", "found", lambda text, kind, sources: False),
+    "rank_prefixes": ("trainwreck.collect.ranks", "split_stream", lambda t: ("", None, "zz")),
     "yaml_config": ("trainwreck.collect.yamlish", "scan", lambda lines: iter([("k", "v", len(lines) + 5)])),
 }
 
@@ -71,10 +72,8 @@ def test_target_reports_a_parser_that_breaks_its_contract(name, monkeypatch):
 @pytest.mark.parametrize("name", sorted(TARGETS))
 def test_a_crashing_parser_is_not_swallowed(name, monkeypatch):
     """Whatever a target drives, an exception inside it reaches the fuzzer."""
-    if name == "catalog_yaml":
-        pytest.importorskip("trainwreck.catalog.miniyaml")
     mod, attr = {"run_dir": ("trainwreck.pipeline", "diagnose"),
-                 "catalog_yaml": ("trainwreck.catalog.miniyaml", "loads"),
+                 "catalog_yaml": ("trainwreck.collect.yamlish", "loads"),
                  "hook_quotes": ("claim_detector", "analyse"),
                  "hook_transcript": ("transcript_tail", "scan")}.get(name, SABOTAGE.get(name, (None, None))[:2])
 
