@@ -15,11 +15,10 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
-import re
 import stat
-from dataclasses import dataclass
 from typing import List, Optional, Tuple
 
+from trainwreck import lazy_re, record
 from trainwreck.collect.bundle import FileRecord
 from trainwreck.collect.redact import redact_lines
 from trainwreck.model import Line, LogText
@@ -33,19 +32,20 @@ EVIDENCE_BYTES = 2 << 20  # bytes one collection reads as evidence before files 
 COUNT_LIMIT = 16 << 20  # newlines are counted (for absolute line numbers) up to this offset of a file
 COUNT_BYTES = 64 << 20  # ... and at most this many bytes per collection; beyond, lines are cited by byte offset
 MAX_LINE_CHARS = 4000
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[()][0-9A-Za-z]|\x1b[=>]")
+_ANSI = lazy_re(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[()][0-9A-Za-z]|\x1b[=>]")
 
 
 class Skip(Exception):
     """A file that cannot or must not be read; the message is one line for the report's notes."""
 
 
-@dataclass
+@record
 class Entry:
-    rel: str  # path relative to the run root, with '/' separators
-    abspath: str
-    size: int
-    mtime: float
+    def __init__(self, rel: str, abspath: str, size: int, mtime: float) -> None:
+        self.rel = rel  # path relative to the run root, with '/' separators
+        self.abspath = abspath
+        self.size = size
+        self.mtime = mtime
 
 
 def real_inside(root_real: str, path: str) -> bool:

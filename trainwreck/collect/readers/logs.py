@@ -5,9 +5,9 @@ part that was not read: it is found by bisection over byte offsets (collect/scan
 from __future__ import annotations
 
 import math
-import re
 from typing import Dict, Iterable, List, Optional, Tuple
 
+from trainwreck import lazy_re
 from trainwreck.collect.ranks import prefix_rank
 from trainwreck.collect.safeio import read_log
 from trainwreck.collect.scan import BISECT_WINDOW, bisect_nonfinite
@@ -20,7 +20,7 @@ ORDER = 10
 FALLBACK = True  # a single file the user names is read as a log when no other reader claims it
 BISECT_METRICS = ("loss", "grad_norm")
 Values = Tuple[Line, Dict[str, float]]
-_TXT_LOG = re.compile(r"(?i)(log|out|err|train|console|stdout|stderr|traceback|slurm|job|rank|spy|stack|dump|hang|faulthandler)")
+_TXT_LOG = lazy_re(r"(?i)(log|out|err|train|console|stdout|stderr|traceback|slurm|job|rank|spy|stack|dump|hang|faulthandler)")
 
 
 def claims(rel: str, name: str) -> bool:
