@@ -9,11 +9,14 @@ that runs at import is paid on every call):
   A record is a plain class with a hand-written `__init__` whose parameters are its fields; the decorator adds
   field-wise `__eq__`, a dataclass-style `__repr__` and `__hash__ = None`. `record_replace` is
   dataclasses.replace.
+- `submodules(path)`: the names pkgutil.iter_modules gives for a package, without importing pkgutil (which
+  imports inspect when it lists a folder).
 """
 from __future__ import annotations
 
+import os
 import re
-from typing import Any
+from typing import Any, Iterable, List
 
 __version__ = "0.1.0"
 
@@ -67,3 +70,24 @@ def record_replace(obj: Any, **changes: Any) -> Any:
     kw = {n: getattr(obj, n) for n in obj.__record_fields__}
     kw.update(changes)
     return obj.__class__(**kw)
+
+
+def submodules(path: Iterable[str]) -> List[str]:
+    """The modules and subpackages in a package's folders (its `__path__`), sorted by file name, as
+    pkgutil.iter_modules lists source files: the plug-in discovery of readers, detectors and verbs."""
+    names: List[str] = []
+    for folder in path:
+        try:
+            entries = sorted(os.listdir(folder))
+        except OSError:
+            continue
+        for f in entries:
+            if f.endswith(".py") and f != "__init__.py":
+                name = f[:-3]
+            elif "." not in f and os.path.isfile(os.path.join(folder, f, "__init__.py")):
+                name = f
+            else:
+                continue
+            if name.isidentifier() and name not in names:
+                names.append(name)
+    return names

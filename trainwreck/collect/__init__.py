@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import importlib
 import os
-import pkgutil
 from functools import lru_cache
 from typing import Dict, List, Optional, Tuple
 
-from trainwreck import lazy_re
+from trainwreck import lazy_re, submodules
 from trainwreck.collect import readers as _readers_pkg
 from trainwreck.collect.bundle import Bundle
 from trainwreck.collect.safeio import MIN_HEAD, MIN_TAIL, BoundedFile, Budget, Entry, Skip
@@ -41,8 +40,8 @@ PRUNE = {".git", "__pycache__", "node_modules", ".venv", "venv", "site-packages"
 @lru_cache(maxsize=1)
 def readers() -> list:
     mods = []
-    for info in pkgutil.iter_modules(_readers_pkg.__path__):
-        mod = importlib.import_module(f"{_readers_pkg.__name__}.{info.name}")
+    for name in submodules(_readers_pkg.__path__):
+        mod = importlib.import_module(f"{_readers_pkg.__name__}.{name}")
         if hasattr(mod, "claims") and hasattr(mod, "read"):
             mods.append(mod)
     return sorted(mods, key=lambda m: (getattr(m, "ORDER", 50), m.__name__))

@@ -13,7 +13,6 @@ bytes, and redacted (key and value together), so no text leaves a reader unredac
 from __future__ import annotations
 
 import errno
-import hashlib
 import os
 import stat
 from typing import List, Optional, Tuple
@@ -22,6 +21,11 @@ from trainwreck import lazy_re, record
 from trainwreck.collect.bundle import FileRecord
 from trainwreck.collect.redact import redact_lines
 from trainwreck.model import Line, LogText
+
+try:  # the built-in module: hashlib would load OpenSSL (~5 ms of every call) for the same digest
+    from _sha256 import sha256 as _sha256
+except ImportError:  # pragma: no cover - other Pythons
+    from hashlib import sha256 as _sha256
 
 FULL_READ_LIMIT = 2 << 20  # files up to this size are read whole
 TAIL_BYTES = 1 << 20  # at most this much is read from the end of a larger file
@@ -263,7 +267,7 @@ class BoundedFile:
 
     def record(self, kind: str) -> FileRecord:
         """The lock-file entry: sha256 of the bytes that were read (merged ranges, in file order)."""
-        h = hashlib.sha256()
+        h = _sha256()
         covered, pos = 0, 0
         for off, data in sorted(self.pieces, key=lambda p: p[0]):
             if off + len(data) <= pos:
