@@ -24,6 +24,12 @@ _CANON = [
     ("accuracy", lazy_re(r"^(?:train[_/])?acc(?:uracy)?(?:[_/\-.]?(?:step|epoch|top1))?$")),
     ("epoch", lazy_re(r"^epoch$")),
 ]
+# A literal each pattern's match contains (any one of them): a key holding none of them is not tried against it,
+# so a run compiles only the patterns its metric names can match.
+_NEEDS = {"eval_loss": ("loss",), "loss": ("loss", "objective", "entropy", "xent", "nll"), "grad_norm": ("norm",),
+          "lr": ("lr", "learning"), "loss_scale": ("scale",), "skipped_iterations": ("skipped",),
+          "nan_iterations": ("nan",), "throughput": ("tok", "samples", "it", "img", "images", "throughput", "steps"),
+          "memory": ("mem",), "accuracy": ("acc",), "epoch": ("epoch",)}
 
 
 @lru_cache(maxsize=4096)
@@ -31,7 +37,7 @@ def canonical(name: str) -> Optional[str]:
     """The canonical name of a metric key, or None when it is not one trainwreck analyses."""
     key = name.strip().strip("'\"").lower()
     for canon, rx in _CANON:
-        if rx.match(key):
+        if any(n in key for n in _NEEDS[canon]) and rx.match(key):
             return canon
     return None
 

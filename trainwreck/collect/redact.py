@@ -130,13 +130,41 @@ def redact(text: str) -> str:
     return out
 
 
+# A literal each rule's match must contain (any one of them; `None` when found case-insensitively, see _fold):
+# a rule whose literals are all absent cannot match, so it is neither run nor compiled.
+_NEEDS = {"private-key": ("-----BEGIN ",), "anthropic-key": ("sk-ant-",), "openai-key": ("sk-",), "hf-token": ("hf_",),
+          "github-token": ("gh", "github_pat_"), "aws-key-id": ("AKIA", "ASIA", "AGPA", "AIDA", "AROA", "ANPA"),
+          "slack-token": ("xox",), "slack-webhook": ("https://hooks.slack.com/services/",), "google-api-key": ("AIza",),
+          "jwt": ("eyJ",), "bearer": None, "url-credentials": ("://",), "email": ("@",)}
+_PW_WORDS = ("pass", "pwd", "secret", "private", "credential")
+_KV_WORDS = ("pass", "pwd", "secret", "key", "token", "credential")
+
+
+def _fold(text: str) -> str:
+    """Lower case as (?i) matches ASCII letters: also the long s and the dotless i, which re folds to s and i."""
+    low = text.lower()
+    return low if text.isascii() else low.replace("\u017f", "s").replace("\u0131", "i")
+
+
 def _redact(text: str) -> str:
-    for _kind, rx, repl in _SHAPES:
+    for kind, rx, repl in _SHAPES:
+        needs = _NEEDS.get(kind, ())
+        if needs is None:
+            if "bearer" not in _fold(text) and "basic" not in _fold(text):
+                continue
+        elif needs and not any(n in text for n in needs):
+            continue
         text = rx.sub(repl, text)
-    text = _PW_LINE.sub(_pw_line_sub, text)
-    text = _KV.sub(_kv_sub, text)
-    text = _NETRC.sub(lambda m: m.group(0) if m.group(2).startswith("[REDACTED") else f"{m.group(1)} {_tag('secret')}",
-                      text)
+    low = _fold(text)
+    if any(w in low for w in _PW_WORDS):
+        text = _PW_LINE.sub(_pw_line_sub, text)
+        low = _fold(text)
+    if any(w in low for w in _KV_WORDS):
+        text = _KV.sub(_kv_sub, text)
+        low = _fold(text)
+    if "passw" in low:
+        text = _NETRC.sub(lambda m: m.group(0) if m.group(2).startswith("[REDACTED") else f"{m.group(1)} {_tag('secret')}",
+                          text)
     if _HEX40.search(text) and not _HEX_CONTEXT_OK.search(text):
         text = _HEX40.sub(_tag("key"), text)
     return text
