@@ -44,9 +44,10 @@ def _add_points(bundle, path: str, parts: Iterable[List[Line]], tables: bool = T
 
     for part in parts if tables else ():
         for line, step, values in rows(part):
+            series = series_of(line.text)
             for name, value in values.items():
                 src = Source(line.path, line.line, line.text, step=step, metric=name, value=value, byte=line.byte)
-                bundle.add_point(name, series_of(line.text), Point(step, value, src))
+                bundle.add_point(name, series, Point(step, value, src))
     found: List[List[Values]] = []
     for part in parts:
         got_part: List[Values] = []
@@ -56,11 +57,14 @@ def _add_points(bundle, path: str, parts: Iterable[List[Line]], tables: bool = T
                 continue
             step, values = got
             got_part.append((line, values))
+            series = None
             for name, value in values.items():
                 if only is not None and name != only:
                     continue
+                if series is None:  # one rank prefix parse per line, not per value
+                    series = series_of(line.text)
                 src = Source(line.path, line.line, line.text, step=step, metric=name, value=value, byte=line.byte)
-                bundle.add_point(name, series_of(line.text), Point(step, value, src))
+                bundle.add_point(name, series, Point(step, value, src))
         found.append(got_part)
     return found
 
