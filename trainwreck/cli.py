@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import os
 import sys
@@ -65,6 +66,9 @@ def build_parser(verb: Optional[str] = None) -> argparse.ArgumentParser:
 
 
 def main(argv: Optional[List[str]] = None) -> int:
+    # one short-lived process that allocates many small objects and few cycles: the cyclic collector's default
+    # (a pass every 700 allocations) costs ~3 % of a small run for nothing; reference counting still frees memory
+    gc.set_threshold(100_000, 50, 100)
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser(argv[0] if argv and not argv[0].startswith("-") else None)
     args = parser.parse_args(argv)

@@ -124,7 +124,8 @@ def redact(text: str) -> str:
     layout = text.translate(_DIGITS) if len(text) < 2000 else None
     if layout is not None and _CLEAN_LAYOUTS.get(layout):
         return text
-    out = _redact(text) if _MAYBE.search(text) else text
+    # a 40-hex run (a git sha) is one of _MAYBE's alternatives: no need to compile and run it for that line
+    out = _redact(text) if _HEXRUN.search(text) or _MAYBE.search(text) else text
     if layout is not None and len(_CLEAN_LAYOUTS) < 8192:
         _CLEAN_LAYOUTS[layout] = out == text
     return out
