@@ -65,6 +65,19 @@ def build_parser(verb: Optional[str] = None) -> argparse.ArgumentParser:
     return p
 
 
+def entry() -> None:
+    """The `trainwreck` command (and `python -m trainwreck`): main(), then the output flushed and the process
+    ended without tearing the interpreter down. Freeing every module and object at exit cost ~20 ms, a sixth
+    of a small run; nothing is lost by skipping it (no atexit handlers, every file is closed by its `with`)."""
+    rc = main()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (BrokenPipeError, OSError):  # a reader that went away, as main() already treats it
+        pass
+    os._exit(rc)
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     # one short-lived process that allocates many small objects and few cycles: the cyclic collector's default
     # (a pass every 700 allocations) costs ~3 % of a small run for nothing; reference counting still frees memory
