@@ -35,6 +35,17 @@ def timed(argv, n=3, **kw):
     return statistics.median(ts), rss, out
 
 
+def run_once(argv, **kw):
+    """(wall seconds, CPU seconds (user + sys), peak RSS in MB, stdout) of one run of `argv`."""
+    kw.setdefault("cwd", ROOT)
+    kw.setdefault("env", env())
+    t = time.perf_counter()
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, **kw)
+    out = p.stdout.read()
+    _, _status, ru = os.wait4(p.pid, 0)
+    return time.perf_counter() - t, ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024, out
+
+
 def trainwreck(*args):
     return [sys.executable, "-m", "trainwreck", *args]
 

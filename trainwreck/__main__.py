@@ -1,5 +1,3 @@
-import sys
+from trainwreck.cli import entry
 
-from trainwreck.cli import main
-
-sys.exit(main())
+entry()

@@ -1,4 +1,4 @@
-"""The data model: plain dataclasses that serialise to JSON.
+"""The data model: plain records (`trainwreck.record`) that serialise to JSON.
 
 Run → Evidence (LogText, ConfigFile, metric Points …, each with a Source) → Finding → Diagnosis.
 Every sentence in a report traces back to a Source or is labelled HYPOTHESIS.
@@ -6,8 +6,9 @@ Every sentence in a report traces back to a Source or is labelled HYPOTHESIS.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
+
+from trainwreck import record
 
 CLASSIFICATIONS = ("NaN", "OOM", "divergence", "stall", "crash", "unclear")
 STAGES = ("startup", "compile", "runtime", "checkpoint", "evaluation", "unknown")
@@ -15,17 +16,21 @@ DIRECT = "DIRECT"
 HYPOTHESIS = "HYPOTHESIS"
 
 
-@dataclass
+@record
 class Source:
     """Where a piece of evidence came from. `path` is relative to the run directory."""
 
-    path: str
-    line: Optional[int] = None  # 1-based; None when the line number is unknown (huge file, read from the end)
-    text: str = ""  # verbatim content of that line, after redaction
-    step: Optional[int] = None
-    metric: Optional[str] = None
-    value: Any = None
-    byte: Optional[int] = None  # byte offset of the line when `line` is unknown
+    def __init__(
+            self, path: str, line: Optional[int] = None, text: str = "", step: Optional[int] = None,
+            metric: Optional[str] = None, value: Any = None, byte: Optional[int] = None
+    ) -> None:
+        self.path = path
+        self.line = line  # 1-based; None when the line number is unknown (huge file, read from the end)
+        self.text = text  # verbatim content of that line, after redaction
+        self.step = step
+        self.metric = metric
+        self.value = value
+        self.byte = byte  # byte offset of the line when `line` is unknown
 
     def to_json(self) -> Dict[str, Any]:
         if self.metric is not None:
@@ -66,48 +71,55 @@ def json_number(v: Any) -> Any:
     return v
 
 
-@dataclass
+@record
 class Line:
     """One line of a log, as collected."""
 
-    path: str
-    line: Optional[int]
-    text: str
-    byte: Optional[int] = None
+    def __init__(self, path: str, line: Optional[int], text: str, byte: Optional[int] = None) -> None:
+        self.path = path
+        self.line = line
+        self.text = text
+        self.byte = byte
 
     def source(self) -> Source:
         return Source(self.path, self.line, self.text, byte=self.byte)
 
 
-@dataclass
+@record
 class LogText:
     """The part of a log file that was read: its tail (and, for small files, all of it)."""
 
-    path: str  # relative to the run root
-    size: int
-    lines: List[Line]
-    complete: bool  # True when the whole file was read
-    head: List[Line] = field(default_factory=list)  # first lines of a file read only partially
-    cut_mid_line: bool = False  # the file does not end with a newline
+    def __init__(
+            self, path: str, size: int, lines: List[Line], complete: bool, head: Optional[List[Line]] = None,
+            cut_mid_line: bool = False
+    ) -> None:
+        self.path = path  # relative to the run root
+        self.size = size
+        self.lines = lines
+        self.complete = complete  # True when the whole file was read
+        self.head = [] if head is None else head  # first lines of a file read only partially
+        self.cut_mid_line = cut_mid_line  # the file does not end with a newline
 
 
-@dataclass
+@record
 class ConfigEntry:
-    key: str  # dotted path, e.g. trainer.gradient_clip_val
-    value: str  # the raw scalar text (after redaction)
-    line: int
-    path: str
-    text: str = ""  # the config line verbatim (after redaction)
+    def __init__(self, key: str, value: str, line: int, path: str, text: str = "") -> None:
+        self.key = key  # dotted path, e.g. trainer.gradient_clip_val
+        self.value = value  # the raw scalar text (after redaction)
+        self.line = line
+        self.path = path
+        self.text = text  # the config line verbatim (after redaction)
 
     def source(self) -> "Source":
         return Source(self.path, self.line, self.text or f"{self.key.rsplit('.', 1)[-1]}: {self.value}")
 
 
-@dataclass
+@record
 class Point:
-    step: Optional[int]
-    value: float
-    source: Source
+    def __init__(self, step: Optional[int], value: float, source: Source) -> None:
+        self.step = step
+        self.value = value
+        self.source = source
 
 
 # What sort of observation a finding is (Finding.kind): decide reasons over these, never over detector ids or prose.
@@ -116,7 +128,7 @@ KINDS = ("traceback", "truncated-traceback", "launcher-summary", "interrupted", 
          "checkpoint", "stack-dump", "probe", "")
 
 
-@dataclass
+@record
 class Finding:
     """What one detector saw. A detector never classifies the run; `suggests` is a hint that decide weighs.
 
@@ -126,33 +138,41 @@ class Finding:
     `wrapper` (a launcher's message that a child process failed), `timeout` (a timed-out collective or wait),
     `config` (the config entries it cites) and `setup` (facts such as precision and world size)."""
 
-    id: str  # catalog signature id or detector id, e.g. "cuda-oom", "metric.first-nonfinite"
-    claim: str
-    label: str = DIRECT
-    confidence: float = 0.5
-    evidence: List[Source] = field(default_factory=list)
-    suggests: Optional[str] = None  # one of CLASSIFICATIONS, or None for a factor/observation
-    role: str = "cause"  # cause | symptom | factor | terminal | context
-    stage: Optional[str] = None
-    stack: List[str] = field(default_factory=list)
-    fixes: List[str] = field(default_factory=list)
-    verify_skill: Optional[str] = None
-    verify_hint: Optional[str] = None
-    order: Optional[float] = None  # position in the run's timeline (step or global line order) when known
-    signature: Optional[str] = None  # catalog id when the finding came from the catalog
-    meaning: str = ""
-    rank: Optional[int] = None  # the distributed rank the evidence came from, when known
-    relevant: List[str] = field(default_factory=list)  # for factors: the classifications they bear on
-    kind: str = ""
-    step: Optional[int] = None
-    precursor_of: Optional[str] = None
-    consequence_of: Optional[str] = None
-    wrapper: bool = False
-    timeout: bool = False
-    config: List[Source] = field(default_factory=list)
-    setup: Dict[str, str] = field(default_factory=dict)  # e.g. {"precision": "fp16", "world_size": "8 ranks"}
-
-    def __post_init__(self) -> None:
+    def __init__(
+            self, id: str, claim: str, label: str = DIRECT, confidence: float = 0.5,
+            evidence: Optional[List[Source]] = None, suggests: Optional[str] = None, role: str = "cause",
+            stage: Optional[str] = None, stack: Optional[List[str]] = None, fixes: Optional[List[str]] = None,
+            verify_skill: Optional[str] = None, verify_hint: Optional[str] = None, order: Optional[float] = None,
+            signature: Optional[str] = None, meaning: str = "", rank: Optional[int] = None,
+            relevant: Optional[List[str]] = None, kind: str = "", step: Optional[int] = None,
+            precursor_of: Optional[str] = None, consequence_of: Optional[str] = None, wrapper: bool = False,
+            timeout: bool = False, config: Optional[List[Source]] = None, setup: Optional[Dict[str, str]] = None
+    ) -> None:
+        self.id = id  # catalog signature id or detector id, e.g. "cuda-oom", "metric.first-nonfinite"
+        self.claim = claim
+        self.label = label
+        self.confidence = confidence
+        self.evidence = [] if evidence is None else evidence
+        self.suggests = suggests  # one of CLASSIFICATIONS, or None for a factor/observation
+        self.role = role  # cause | symptom | factor | terminal | context
+        self.stage = stage
+        self.stack = [] if stack is None else stack
+        self.fixes = [] if fixes is None else fixes
+        self.verify_skill = verify_skill
+        self.verify_hint = verify_hint
+        self.order = order  # position in the run's timeline (step or global line order) when known
+        self.signature = signature  # catalog id when the finding came from the catalog
+        self.meaning = meaning
+        self.rank = rank  # the distributed rank the evidence came from, when known
+        self.relevant = [] if relevant is None else relevant  # for factors: the classifications they bear on
+        self.kind = kind
+        self.step = step
+        self.precursor_of = precursor_of
+        self.consequence_of = consequence_of
+        self.wrapper = wrapper
+        self.timeout = timeout
+        self.config = [] if config is None else config
+        self.setup = {} if setup is None else setup  # e.g. {"precision": "fp16", "world_size": "8 ranks"}
         if not self.kind:
             self.kind = "signature" if self.signature else ""
         if self.step is None and self.evidence and self.evidence[0].metric is not None:
@@ -202,34 +222,46 @@ class Finding:
         self.claim = f"{self.claim} — {note}"
 
 
-@dataclass
+@record
 class Diagnosis:
-    classification: str
-    confidence: float
-    failure_stage: str
-    stack: List[str]
-    primary_cause: Optional[Dict[str, Any]]
-    causes: List[Dict[str, Any]]
-    contributing_factors: List[Dict[str, Any]]
-    fix_candidates: List[Dict[str, Any]]
-    verification: Dict[str, Any]
-    notes: List[str]
-    evidence_files: List[Dict[str, Any]]
-    run: str = ""
-    target: str = ""
-    headline: str = ""
-    terminal_events: List[Dict[str, Any]] = field(default_factory=list)
-    metrics_summary: Dict[str, Any] = field(default_factory=dict)
-    tool: Dict[str, Any] = field(default_factory=dict)
-    setup: List[str] = field(default_factory=list)  # e.g. ["fp16", "8 ranks"]
-    # derived facts, computed once by decide; every verb shows a slice of them
-    onset: Dict[str, Any] = field(default_factory=dict)  # {"step", "source", "cite", "precursor_step"}
-    precursors: List[Dict[str, Any]] = field(default_factory=list)
-    trajectories: Dict[str, Any] = field(default_factory=dict)  # per series: verdict and its findings
-    rollback: Dict[str, Any] = field(default_factory=dict)  # {"checkpoint", "before_step", "plan", …}
-    chance: Dict[str, Any] = field(default_factory=dict)  # the chance-level / initial-loss verdict
-    first_failing_rank: Optional[Dict[str, Any]] = None  # {"rank", "cite", "how"}
-    checkpoints: List[Dict[str, Any]] = field(default_factory=list)
+    def __init__(
+            self, classification: str, confidence: float, failure_stage: str, stack: List[str],
+            primary_cause: Optional[Dict[str, Any]], causes: List[Dict[str, Any]],
+            contributing_factors: List[Dict[str, Any]], fix_candidates: List[Dict[str, Any]],
+            verification: Dict[str, Any], notes: List[str], evidence_files: List[Dict[str, Any]], run: str = "",
+            target: str = "", headline: str = "", terminal_events: Optional[List[Dict[str, Any]]] = None,
+            metrics_summary: Optional[Dict[str, Any]] = None, tool: Optional[Dict[str, Any]] = None,
+            setup: Optional[List[str]] = None, onset: Optional[Dict[str, Any]] = None,
+            precursors: Optional[List[Dict[str, Any]]] = None, trajectories: Optional[Dict[str, Any]] = None,
+            rollback: Optional[Dict[str, Any]] = None, chance: Optional[Dict[str, Any]] = None,
+            first_failing_rank: Optional[Dict[str, Any]] = None, checkpoints: Optional[List[Dict[str, Any]]] = None
+    ) -> None:
+        self.classification = classification
+        self.confidence = confidence
+        self.failure_stage = failure_stage
+        self.stack = stack
+        self.primary_cause = primary_cause
+        self.causes = causes
+        self.contributing_factors = contributing_factors
+        self.fix_candidates = fix_candidates
+        self.verification = verification
+        self.notes = notes
+        self.evidence_files = evidence_files
+        self.run = run
+        self.target = target
+        self.headline = headline
+        self.terminal_events = [] if terminal_events is None else terminal_events
+        self.metrics_summary = {} if metrics_summary is None else metrics_summary
+        self.tool = {} if tool is None else tool
+        self.setup = [] if setup is None else setup  # e.g. ["fp16", "8 ranks"]
+        # derived facts, computed once by decide; every verb shows a slice of them
+        self.onset = {} if onset is None else onset  # {"step", "source", "cite", "precursor_step"}
+        self.precursors = [] if precursors is None else precursors
+        self.trajectories = {} if trajectories is None else trajectories  # per series: verdict and its findings
+        self.rollback = {} if rollback is None else rollback  # {"checkpoint", "before_step", "plan", …}
+        self.chance = {} if chance is None else chance  # the chance-level / initial-loss verdict
+        self.first_failing_rank = first_failing_rank  # {"rank", "cite", "how"}
+        self.checkpoints = [] if checkpoints is None else checkpoints
 
     def to_json(self) -> Dict[str, Any]:
         return {

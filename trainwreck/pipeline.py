@@ -3,10 +3,9 @@
 Every verb runs it once and shows a slice of the Diagnosis it returns; none recomputes a derived fact."""
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import List, Optional
 
-from trainwreck import __version__
+from trainwreck import __version__, record
 from trainwreck.analyze import analyze
 from trainwreck.collect import collect
 from trainwreck.collect.bundle import Bundle
@@ -15,12 +14,13 @@ from trainwreck.locate import NotFound, Run, locate
 from trainwreck.model import Diagnosis, Finding
 
 
-@dataclass
+@record
 class Result:
-    run: Run
-    bundle: Bundle
-    findings: List[Finding]
-    diagnosis: Diagnosis
+    def __init__(self, run: Run, bundle: Bundle, findings: List[Finding], diagnosis: Diagnosis) -> None:
+        self.run = run
+        self.bundle = bundle
+        self.findings = findings
+        self.diagnosis = diagnosis
 
 
 def diagnose(path: Optional[str], cwd: Optional[str] = None, probe: bool = True) -> Result:

@@ -6,10 +6,10 @@ A detector that fails is reported in the notes and the others still run.
 from __future__ import annotations
 
 import importlib
-import pkgutil
 from functools import lru_cache
 from typing import List, Tuple
 
+from trainwreck import submodules
 from trainwreck.collect.bundle import Bundle
 from trainwreck.model import Finding
 
@@ -17,8 +17,8 @@ from trainwreck.model import Finding
 @lru_cache(maxsize=1)
 def detectors() -> Tuple:
     mods = []
-    for info in pkgutil.iter_modules(__path__):
-        mod = importlib.import_module(f"{__name__}.{info.name}")
+    for name in submodules(__path__):
+        mod = importlib.import_module(f"{__name__}.{name}")
         if callable(getattr(mod, "detect", None)):
             mods.append(mod)
     return tuple(sorted(mods, key=lambda m: m.__name__))

@@ -2,15 +2,15 @@
 launchers print it) is still the run's error: the last such line of each log, as a crash."""
 from __future__ import annotations
 
-import re
 from typing import List
 
+from trainwreck import lazy_re
 from trainwreck.analyze.signatures import is_wrapper_message
 from trainwreck.collect.bundle import Bundle
 from trainwreck.collect.ranks import launcher_prefix
 from trainwreck.model import DIRECT, Finding
 
-_EXC = re.compile(r"^(?:[a-z_][\w]*\.)*(?P<type>[A-Z]\w*(?:Error|Exception))(?P<sep>: |$)(?P<msg>.*)")
+_EXC = lazy_re(r"^(?:[a-z_][\w]*\.)*(?P<type>[A-Z]\w*(?:Error|Exception))(?P<sep>: |$)(?P<msg>.*)")
 _NOT_FATAL = ("Warning", "DeprecationWarning")
 # launcher summaries repeat a child's failure; they are not the failure (the catalog reads their exit codes)
 _LAUNCHER = {"ChildFailedError", "CalledProcessError", "SubprocessError", "ProcessExitedException",

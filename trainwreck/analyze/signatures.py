@@ -10,6 +10,7 @@ import math
 import re
 from typing import Dict, List, Optional
 
+from trainwreck import lazy_re
 from trainwreck.catalog import Signature, line_key, load, prefilter
 from trainwreck.collect.bundle import Bundle
 from trainwreck.collect.ranks import line_rank
@@ -21,7 +22,7 @@ MAX_MATCH_CHARS = 8192  # regexes see at most this much of one line (tqdm lines 
 LAUNCHER_SUMMARIES = frozenset({"torchrun-child-failed"})
 # A launcher or wrapper saying that a child process failed ("Step 1 exited with non-zero status 1",
 # CalledProcessError's "returned non-zero exit status"): the child's own error is elsewhere.
-WRAPPER = re.compile(r"(?i)exited with non-zero (?:exit )?(?:status|code)|returned non-zero exit status|"
+WRAPPER = lazy_re(r"(?i)exited with non-zero (?:exit )?(?:status|code)|returned non-zero exit status|"
                      r"died with <Signals\.|non-zero exit status \d+|exited with (?:return )?code [1-9]")
 _WRAPPER_GATES = ("zero", "Zero", "ZERO", "ied with", "IED WITH", "ith code", "ith return code", "ITH CODE",
                   "ITH RETURN CODE")  # cheap substring tests before the case-blind regex

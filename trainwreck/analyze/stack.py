@@ -1,9 +1,9 @@
 """Which software stack the run used, from versions files and the log text itself."""
 from __future__ import annotations
 
-import re
 from typing import Dict, List
 
+from trainwreck import lazy_re
 from trainwreck.collect.bundle import Bundle
 from trainwreck.collect.ranks import line_rank
 from trainwreck.model import Finding
@@ -27,7 +27,7 @@ _VERSION_FACTS = [("torch", "PyTorch"), ("deepspeed", "DeepSpeed"), ("transforme
                   ("pytorch-lightning", "Lightning"), ("lightning", "Lightning"), ("jax", "JAX"),
                   ("mindspore", "MindSpore"), ("torch-npu", "torch_npu"), ("megatron-core", "Megatron"),
                   ("accelerate", "Accelerate")]
-_VER = re.compile(r"(?:==|@|\s)\s*([\d][\w.+\-]*)")
+_VER = lazy_re(r"(?:==|@|\s)\s*([\d][\w.+\-]*)")
 
 
 def detect(bundle: Bundle) -> List[Finding]:
@@ -53,7 +53,7 @@ def detect(bundle: Bundle) -> List[Finding]:
     return [f]
 
 
-_WORLD = re.compile(r"world[ _]size\s*[=:]?\s*(\d{1,6})\b(?!\s*[!=<>*])")
+_WORLD = lazy_re(r"world[ _]size\s*[=:]?\s*(\d{1,6})\b(?!\s*[!=<>*])")
 
 
 def _setup(bundle: Bundle, blob: str) -> Dict[str, str]:

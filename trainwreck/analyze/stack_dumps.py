@@ -9,21 +9,22 @@ from __future__ import annotations
 import re
 from typing import List
 
+from trainwreck import lazy_re
 from trainwreck.collect.bundle import Bundle
 from trainwreck.model import DIRECT, Finding, Line
 
-_PYSPY_THREAD = re.compile(r'^Thread (?:0x[0-9a-fA-F]+|\d+) \((?:idle|active|gil)[^)]*\)')
-_FAULTHANDLER = re.compile(r'^(?:Thread 0x[0-9a-fA-F]+|Current thread 0x[0-9a-fA-F]+) \(most recent call first\):|'
+_PYSPY_THREAD = lazy_re(r'^Thread (?:0x[0-9a-fA-F]+|\d+) \((?:idle|active|gil)[^)]*\)')
+_FAULTHANDLER = lazy_re(r'^(?:Thread 0x[0-9a-fA-F]+|Current thread 0x[0-9a-fA-F]+) \(most recent call first\):|'
                            r'^Timeout \(\d+:\d\d:\d\d\)!')
-_PYSPY_FRAME = re.compile(r'^\s+(?P<func>[\w<>.]+) \((?P<file>[^():]+):(?P<line>\d+)\)')
-_FH_FRAME = re.compile(r'^\s+File "(?P<file>[^"]+)", line (?P<line>\d+) in (?P<func>[\w<>.]+)')
+_PYSPY_FRAME = lazy_re(r'^\s+(?P<func>[\w<>.]+) \((?P<file>[^():]+):(?P<line>\d+)\)')
+_FH_FRAME = lazy_re(r'^\s+File "(?P<file>[^"]+)", line (?P<line>\d+) in (?P<func>[\w<>.]+)')
 _WAITS = [
-    ("a collective (the other ranks never joined it)", re.compile(
+    ("a collective (the other ranks never joined it)", lazy_re(
         r"all_reduce|all_gather|reduce_scatter|broadcast|barrier|all_to_all|_wait_for|irecv|recv|send|"
         r"monitored_barrier|allreduce|allgather|distributed_c10d|ProcessGroup|nccl|hccl", re.I)),
-    ("the DataLoader (a worker is stuck or dead)", re.compile(r"_get_data|_try_get_data|_next_data|dataloader", re.I)),
-    ("the GPU (a kernel or copy that does not finish)", re.compile(r"^(?:synchronize|item|cpu|to|numpy|tolist|cuda)$|cuda/__init__", re.I)),
-    ("a lock or queue", re.compile(r"^(?:acquire|get|join|wait)$", re.I)),
+    ("the DataLoader (a worker is stuck or dead)", lazy_re(r"_get_data|_try_get_data|_next_data|dataloader", re.I)),
+    ("the GPU (a kernel or copy that does not finish)", lazy_re(r"^(?:synchronize|item|cpu|to|numpy|tolist|cuda)$|cuda/__init__", re.I)),
+    ("a lock or queue", lazy_re(r"^(?:acquire|get|join|wait)$", re.I)),
 ]
 
 

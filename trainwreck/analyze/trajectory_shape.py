@@ -5,6 +5,7 @@ All statistics run on finite values only, in logged order; steps are used for wo
 from __future__ import annotations
 
 import math
+from bisect import bisect_left, insort
 from itertools import accumulate
 from typing import List, Optional, Sequence, Tuple
 
@@ -109,17 +110,29 @@ def spikes(points: Sequence[Point], name: str = "loss", limit: int = 3,
     flags: List[Tuple[int, float, float]] = []  # (position, baseline median, baseline σ)
     med = sig = lmed = lsig = 0.0
     use_log = False
+    # the window xs[wlo:whi] (and its log values) kept sorted as it slides: median and MAD do not depend on the
+    # order of their input, and sorting a sorted window (or its deviations, two monotone runs) is linear
+    win: List[float] = []
+    lwin: List[float] = []
+    wlo = whi = 0
     for i in range(10, n):
         if (i - 10) % stride == 0:
             lo = max(0, i - SPIKE_WINDOW)
-            base = xs[lo:i]
-            med = median(base)
-            sig = max(MAD_SCALE * mad(base, med), 0.01 * abs(med), 1e-12)
+            for j in range(whi, i):
+                insort(win, xs[j])
+                if lxs[j] is not None:
+                    insort(lwin, lxs[j])  # type: ignore[arg-type]
+            for j in range(wlo, lo):
+                del win[bisect_left(win, xs[j])]
+                if lxs[j] is not None:
+                    del lwin[bisect_left(lwin, lxs[j])]  # type: ignore[arg-type]
+            wlo, whi = lo, i
+            med = median(win)
+            sig = max(MAD_SCALE * mad(win, med), 0.01 * abs(med), 1e-12)
             use_log = nones[i] == nones[lo]  # every value of the window is positive
             if use_log:
-                lbase = lxs[lo:i]
-                lmed = median(lbase)  # type: ignore[arg-type]
-                lsig = max(MAD_SCALE * mad(lbase, lmed), 0.01)  # type: ignore[arg-type]
+                lmed = median(lwin)
+                lsig = max(MAD_SCALE * mad(lwin, lmed), 0.01)
         x = xs[i]
         if med <= 0 or x < med + rel * abs(med):
             continue

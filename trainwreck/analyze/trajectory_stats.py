@@ -4,13 +4,13 @@ No detector lives here (the registry runs modules that define `detect`; this one
 """
 from __future__ import annotations
 
-import dataclasses
 import math
 from bisect import bisect_left, insort
 from itertools import repeat
 from operator import sub
 from typing import List, Optional, Sequence, Tuple
 
+from trainwreck import record_replace
 from trainwreck.model import Point, Source
 
 MAD_SCALE = 1.4826  # MAD × this estimates σ for normal noise
@@ -103,7 +103,7 @@ def src(p: Point, name: str) -> Source:
     if s is None:
         return Source(path="", step=p.step, metric=name, value=p.value)
     if s.metric is None or s.step != p.step or s.value is None:
-        return dataclasses.replace(s, metric=s.metric or name, step=p.step if s.step is None else s.step,
+        return record_replace(s, metric=s.metric or name, step=p.step if s.step is None else s.step,
                                    value=p.value if s.value is None else s.value)
     return s
 

@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import importlib
 import os
-import pkgutil
-import re
 from functools import lru_cache
 from typing import Dict, List, Optional, Tuple
 
+from trainwreck import lazy_re, submodules
 from trainwreck.collect import readers as _readers_pkg
 from trainwreck.collect.bundle import Bundle
 from trainwreck.collect.safeio import MIN_HEAD, MIN_TAIL, BoundedFile, Budget, Entry, Skip
@@ -29,7 +28,7 @@ DEFAULT_QUOTA = 8
 PEEK_BYTES = 8192  # the end of each log is looked at for failure markers before the reading order is set
 PEEK_FILES = 256  # ... for at most this many logs (the oldest and the newest halves)
 # what the end of a log that holds a failure looks like (bytes; case matters where words would be too common)
-FAILURE_MARKERS = re.compile(
+FAILURE_MARKERS = lazy_re(
     rb"Traceback \(most recent call last\)|Error\b|Exception\b|FAILED|Killed|killed process|Segmentation fault"
     rb"|core dumped|SIGTERM|SIGKILL|SIGABRT|Aborted|out of memory|OOM|Watchdog|timed out|[Tt]imeout\b"
     rb"|exitcode|exit code|[^A-Za-z](?:nan|NaN|inf|Inf)\b")
@@ -41,8 +40,8 @@ PRUNE = {".git", "__pycache__", "node_modules", ".venv", "venv", "site-packages"
 @lru_cache(maxsize=1)
 def readers() -> list:
     mods = []
-    for info in pkgutil.iter_modules(_readers_pkg.__path__):
-        mod = importlib.import_module(f"{_readers_pkg.__name__}.{info.name}")
+    for name in submodules(_readers_pkg.__path__):
+        mod = importlib.import_module(f"{_readers_pkg.__name__}.{name}")
         if hasattr(mod, "claims") and hasattr(mod, "read"):
             mods.append(mod)
     return sorted(mods, key=lambda m: (getattr(m, "ORDER", 50), m.__name__))

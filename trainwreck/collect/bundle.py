@@ -2,54 +2,66 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 from typing import Any, Dict, Iterator, List, Optional
 
+from trainwreck import record
 from trainwreck.model import ConfigEntry, Line, LogText, Point, Source
 
 
-@dataclass
+@record
 class FileRecord:
-    path: str
-    size: int
-    mtime: float
-    sha256: str
-    hashed: str  # "whole" or "head+tail" (large files: only the bytes that were read)
-    kind: str
+    def __init__(self, path: str, size: int, mtime: float, sha256: str, hashed: str, kind: str) -> None:
+        self.path = path
+        self.size = size
+        self.mtime = mtime
+        self.sha256 = sha256
+        self.hashed = hashed  # "whole" or "head+tail" (large files: only the bytes that were read)
+        self.kind = kind
 
     def to_json(self) -> Dict[str, Any]:
         return {"path": self.path, "size": self.size, "mtime": self.mtime, "sha256": self.sha256,
                 "hashed": self.hashed, "kind": self.kind}
 
 
-@dataclass
+@record
 class Series:
     """One metric over steps, from one source file. Points keep their line / step of origin."""
 
-    name: str
-    path: str
-    points: List[Point] = field(default_factory=list)
-    total: int = 0  # how many values the source holds (points may be a sample of them)
-    first_nonfinite: Optional[Point] = None  # from a whole-history scan, when the points are a sample
+    def __init__(
+            self, name: str, path: str, points: Optional[List[Point]] = None, total: int = 0,
+            first_nonfinite: Optional[Point] = None
+    ) -> None:
+        self.name = name
+        self.path = path
+        self.points = [] if points is None else points
+        self.total = total  # how many values the source holds (points may be a sample of them)
+        self.first_nonfinite = first_nonfinite  # from a whole-history scan, when the points are a sample
 
     def finite(self) -> List[Point]:
         return [p for p in self.points if isinstance(p.value, float) and math.isfinite(p.value)]
 
 
-@dataclass
+@record
 class Bundle:
-    root: str
-    target: str
-    single_file: Optional[str] = None
-    logs: List[LogText] = field(default_factory=list)
-    configs: Dict[str, List[ConfigEntry]] = field(default_factory=dict)  # path -> entries
-    series: Dict[str, List[Series]] = field(default_factory=dict)  # canonical metric name -> series
-    facts: Dict[str, Source] = field(default_factory=dict)  # e.g. git_sha, seed, torch_version
-    extra_lines: List[Line] = field(default_factory=list)  # lines from structured files worth scanning (error.json …)
-    checkpoints: List[Dict[str, Any]] = field(default_factory=list)
-    files: List[FileRecord] = field(default_factory=list)
-    notes: List[str] = field(default_factory=list)
-    probes: Dict[str, Any] = field(default_factory=dict)
+    def __init__(
+            self, root: str, target: str, single_file: Optional[str] = None, logs: Optional[List[LogText]] = None,
+            configs: Optional[Dict[str, List[ConfigEntry]]] = None, series: Optional[Dict[str, List[Series]]] = None,
+            facts: Optional[Dict[str, Source]] = None, extra_lines: Optional[List[Line]] = None,
+            checkpoints: Optional[List[Dict[str, Any]]] = None, files: Optional[List[FileRecord]] = None,
+            notes: Optional[List[str]] = None, probes: Optional[Dict[str, Any]] = None
+    ) -> None:
+        self.root = root
+        self.target = target
+        self.single_file = single_file
+        self.logs = [] if logs is None else logs
+        self.configs = {} if configs is None else configs  # path -> entries
+        self.series = {} if series is None else series  # canonical metric name -> series
+        self.facts = {} if facts is None else facts  # e.g. git_sha, seed, torch_version
+        self.extra_lines = [] if extra_lines is None else extra_lines  # lines from structured files worth scanning (error.json …)
+        self.checkpoints = [] if checkpoints is None else checkpoints
+        self.files = [] if files is None else files
+        self.notes = [] if notes is None else notes
+        self.probes = {} if probes is None else probes
 
     def note(self, text: str) -> None:
         if text not in self.notes:

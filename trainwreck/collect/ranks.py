@@ -23,22 +23,24 @@ from __future__ import annotations
 import re
 from typing import Optional, Tuple
 
+from trainwreck import lazy_re
+
 _ISO = r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?"
 # the launcher tags, each capturing its rank (mpirun's "[1,3]": the second number is the rank)
 _TAG_PATTERNS = (r"\[rank(\d+)\]:[ ]?", r"\[default(\d+)\]:", r"\[(\d+)\]<std(?:err|out)>:",
                  r"\[\d+,(\d+)\]<std(?:err|out)>:", r"std(?:err|out): ", r"(\d{1,4}): ")
 _CUT_TAG = r"^rank(\d+)\]:[ ]?"  # "[rank3]: " whose "[" was cut off: only at the very start of the text
-_TAG = re.compile("|".join((_CUT_TAG,) + _TAG_PATTERNS))
-_TAGS = re.compile(r"(?:%s\s+)?((?:%s)+)" % (_ISO, "|".join(re.sub(r"\((?!\?)", "(?:", p)
+_TAG = lazy_re("|".join((_CUT_TAG,) + _TAG_PATTERNS))
+_TAGS = lazy_re(r"(?:%s\s+)?((?:%s)+)" % (_ISO, "|".join(re.sub(r"\((?!\?)", "(?:", p)
                                                         for p in (_CUT_TAG,) + _TAG_PATTERNS)))
 # record prefixes (no rank): any short bracketed field, Ray actors, timestamps, NCCL's host:pid:tid [dev], glog
-_RECORDS = re.compile(r"^(?:\s*(?:\[[^\]]{1,60}\]|\(\w+ pid=\d+\)|%s|\d{4}-\d\d-\d\d[ T][\d:.,]+|"
+_RECORDS = lazy_re(r"^(?:\s*(?:\[[^\]]{1,60}\]|\(\w+ pid=\d+\)|%s|\d{4}-\d\d-\d\d[ T][\d:.,]+|"
                       r"[\w.-]+:\d+:\d+ \[\d+\]|[A-Z]\d{4} [\d:.]+ \d+ \S+\])[:\s-]*)+" % _ISO)
-_BRACKET_RANK = re.compile(r"\[(?:rank|default)(\d+)\]")
+_BRACKET_RANK = lazy_re(r"\[(?:rank|default)(\d+)\]")
 _MENTIONS = [
-    re.compile(r"\[(?:PG [^\]]*?)?Rank (\d+)\]"),  # ProcessGroupNCCL "[Rank 3]", "[PG 1 Rank 3]"
-    re.compile(r"\bRankID:(\d+)"),  # torch_npu / CANN "(PID:1, Device:3, RankID:3)"
-    re.compile(r"(?i)(?<![\w.])(?:global_)?rank[\s:=#]{0,3}(\d+)\b"),  # "rank 3", "Rank 0 Skipping step", "rank=3"
+    lazy_re(r"\[(?:PG [^\]]*?)?Rank (\d+)\]"),  # ProcessGroupNCCL "[Rank 3]", "[PG 1 Rank 3]"
+    lazy_re(r"\bRankID:(\d+)"),  # torch_npu / CANN "(PID:1, Device:3, RankID:3)"
+    lazy_re(r"(?i)(?<![\w.])(?:global_)?rank[\s:=#]{0,3}(\d+)\b"),  # "rank 3", "Rank 0 Skipping step", "rank=3"
 ]
 _DIGITS = frozenset("0123456789")
 

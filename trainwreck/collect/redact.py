@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from typing import Callable, List, Tuple
 
+from trainwreck import lazy_re
+
 _Rule = Tuple[str, "re.Pattern[str]", Callable[["re.Match[str]"], str]]
 
 
@@ -23,22 +25,22 @@ def _whole(kind: str) -> Callable[["re.Match[str]"], str]:
 
 
 _SHAPES: List[_Rule] = [
-    ("private-key", re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)", re.S),
+    ("private-key", lazy_re(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)", re.S),
      _whole("private-key")),
-    ("anthropic-key", re.compile(r"\bsk-ant-[A-Za-z0-9_\-]{16,}"), _whole("anthropic-key")),
-    ("openai-key", re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}"), _whole("openai-key")),
-    ("hf-token", re.compile(r"\bhf_[A-Za-z0-9]{20,}"), _whole("hf-token")),
-    ("github-token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})"), _whole("github-token")),
-    ("aws-key-id", re.compile(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[0-9A-Z]{16}\b"), _whole("aws-key-id")),
-    ("slack-token", re.compile(r"\bxox[abposr]-[A-Za-z0-9\-]{10,}"), _whole("slack-token")),
-    ("slack-webhook", re.compile(r"https://hooks\.slack\.com/services/[A-Za-z0-9/_\-]+"), _whole("slack-webhook")),
-    ("google-api-key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}\b"), _whole("google-api-key")),
-    ("jwt", re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"), _whole("jwt")),
-    ("bearer", re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/\-]{16,}=*"), lambda m: f"{m.group(1)} {_tag('token')}"),
+    ("anthropic-key", lazy_re(r"\bsk-ant-[A-Za-z0-9_\-]{16,}"), _whole("anthropic-key")),
+    ("openai-key", lazy_re(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}"), _whole("openai-key")),
+    ("hf-token", lazy_re(r"\bhf_[A-Za-z0-9]{20,}"), _whole("hf-token")),
+    ("github-token", lazy_re(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})"), _whole("github-token")),
+    ("aws-key-id", lazy_re(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[0-9A-Z]{16}\b"), _whole("aws-key-id")),
+    ("slack-token", lazy_re(r"\bxox[abposr]-[A-Za-z0-9\-]{10,}"), _whole("slack-token")),
+    ("slack-webhook", lazy_re(r"https://hooks\.slack\.com/services/[A-Za-z0-9/_\-]+"), _whole("slack-webhook")),
+    ("google-api-key", lazy_re(r"\bAIza[0-9A-Za-z_\-]{35}\b"), _whole("google-api-key")),
+    ("jwt", lazy_re(r"\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"), _whole("jwt")),
+    ("bearer", lazy_re(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/\-]{16,}=*"), lambda m: f"{m.group(1)} {_tag('token')}"),
     # user:password@host in any URL; the user name stays, the password goes.
-    ("url-credentials", re.compile(r"([a-zA-Z][a-zA-Z0-9+.\-]*://)([^/\s:@'\"]+):([^/\s@'\"]+)@"),
+    ("url-credentials", lazy_re(r"([a-zA-Z][a-zA-Z0-9+.\-]*://)([^/\s:@'\"]+):([^/\s@'\"]+)@"),
      lambda m: f"{m.group(1)}{m.group(2)}:{_tag('password')}@"),
-    ("email", re.compile(r"\b[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}\b"), _whole("email")),
+    ("email", lazy_re(r"\b[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}\b"), _whole("email")),
 ]
 
 # Key names that mark their value as a secret.
@@ -48,22 +50,22 @@ _SECRET_KEY = (
     r"|private[_\-]?key|auth[_\-]?token|access[_\-]?token|refresh[_\-]?token|token|credentials?|session[_\-]?key)"
 )
 # Keys that end in "token" but name vocabulary items or counts, never secrets.
-_NOT_SECRET = re.compile(
+_NOT_SECRET = lazy_re(
     r"(?i)(?:^|[_\-.])(?:pad|eos|bos|unk|sep|cls|mask|max|min|num|n|total|special|start|end|image|added|decoder"
     r"|prompt|new|vocab|chat)[_\-.]?tokens?$|tokens?[_\-.]?(?:id|ids|len|length|count|type)$")
 # `+db.password=…` / `~db.password`: Hydra's add / delete override prefixes may stand before the key
-_KV = re.compile(
+_KV = lazy_re(
     r"(?i)(?P<pre>(?:^|(?<=[\s,{;(\[\"'+~-]))(?P<q>[\"']?)(?P<key>" + _SECRET_KEY + r")(?P=q)\s*(?P<sep>[:=]|\s(?=\S))\s*)"
     r"(?P<vq>\\?[\"']?)(?P<val>(?<=\")[^\"\n\\]+(?=\\?\")|(?<=')[^'\n\\]+(?=\\?')|(?:[^\s\"',}\]\\]|\\(?![\"']))+)"
 )
 # A password-like key that opens a line (`password: two words`, `DB_PASSWORD=a b`): its whole unquoted value,
 # to the end of the line or a ` #` comment, is the secret, not only its first word.
-_PW_LINE = re.compile(
+_PW_LINE = lazy_re(
     r"(?i)^(?P<pre>\s*(?:-\s+)?[+~]?(?:[A-Za-z0-9]+[_\-.])*(?:password|passwd|passphrase|pwd|secret|client[_\-]?secret"
     r"|secret[_\-]?key|private[_\-]?key|credentials?)\s*[:=][ \t]*)(?P<val>[^\s\"'\[{#][^#\n]*?)(?P<post>[ \t]+#.*)?$")
-_NETRC = re.compile(r"(?i)\b(password|passwd)\s+(\S+)")
-_HEX40 = re.compile(r"\b[0-9a-f]{40}\b")
-_HEX_CONTEXT_OK = re.compile(r"(?i)commit|sha|git|hash|revision|checksum|digest")
+_NETRC = lazy_re(r"(?i)\b(password|passwd)\s+(\S+)")
+_HEX40 = lazy_re(r"\b[0-9a-f]{40}\b")
+_HEX_CONTEXT_OK = lazy_re(r"(?i)commit|sha|git|hash|revision|checksum|digest")
 _BORING_VALUES = {"", "null", "none", "~", "false", "true", "***", "xxx", "<redacted>", "changeme"}
 
 
@@ -93,7 +95,7 @@ def _pw_line_sub(m: "re.Match[str]") -> str:
 
 
 # One cheap search decides whether a line can hold a secret at all; most log lines cannot.
-_MAYBE = re.compile(
+_MAYBE = lazy_re(
     r"(?i)hf_|sk-|\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)|gh[pousr]_|github_pat|xox[abposr]-|AIza|eyJ|bearer|basic\s"
     r"|://[^/\s]*@|@[a-z0-9\-]+\.|PRIVATE KEY|[0-9a-f]{40}"
     r"|(?:pass|pwd|secret|key|token|credential|session)[\w\-.]*[\"']?\s*[:= ]")
@@ -103,7 +105,7 @@ _MAYBE = re.compile(
 _HINTS = ("hf_", "sk-", "akia", "asia", "agpa", "aida", "aroa", "anpa", "ghp_", "gho_", "ghu_", "ghs_", "ghr_",
           "github_pat", "xox", "aiza", "eyj", "bearer", "basic", "://", "@", "private key", "pass", "pwd", "secret",
           "key", "token", "credential", "session")
-_HEXRUN = re.compile(r"[0-9a-f]{40}")
+_HEXRUN = lazy_re(r"[0-9a-f]{40}")
 
 
 _DIGITS = str.maketrans("0123456789", "##########")
@@ -122,19 +124,48 @@ def redact(text: str) -> str:
     layout = text.translate(_DIGITS) if len(text) < 2000 else None
     if layout is not None and _CLEAN_LAYOUTS.get(layout):
         return text
-    out = _redact(text) if _MAYBE.search(text) else text
+    # a 40-hex run (a git sha) is one of _MAYBE's alternatives: no need to compile and run it for that line
+    out = _redact(text) if _HEXRUN.search(text) or _MAYBE.search(text) else text
     if layout is not None and len(_CLEAN_LAYOUTS) < 8192:
         _CLEAN_LAYOUTS[layout] = out == text
     return out
 
 
+# A literal each rule's match must contain (any one of them; `None` when found case-insensitively, see _fold):
+# a rule whose literals are all absent cannot match, so it is neither run nor compiled.
+_NEEDS = {"private-key": ("-----BEGIN ",), "anthropic-key": ("sk-ant-",), "openai-key": ("sk-",), "hf-token": ("hf_",),
+          "github-token": ("gh", "github_pat_"), "aws-key-id": ("AKIA", "ASIA", "AGPA", "AIDA", "AROA", "ANPA"),
+          "slack-token": ("xox",), "slack-webhook": ("https://hooks.slack.com/services/",), "google-api-key": ("AIza",),
+          "jwt": ("eyJ",), "bearer": None, "url-credentials": ("://",), "email": ("@",)}
+_PW_WORDS = ("pass", "pwd", "secret", "private", "credential")
+_KV_WORDS = ("pass", "pwd", "secret", "key", "token", "credential")
+
+
+def _fold(text: str) -> str:
+    """Lower case as (?i) matches ASCII letters: also the long s and the dotless i, which re folds to s and i."""
+    low = text.lower()
+    return low if text.isascii() else low.replace("\u017f", "s").replace("\u0131", "i")
+
+
 def _redact(text: str) -> str:
-    for _kind, rx, repl in _SHAPES:
+    for kind, rx, repl in _SHAPES:
+        needs = _NEEDS.get(kind, ())
+        if needs is None:
+            if "bearer" not in _fold(text) and "basic" not in _fold(text):
+                continue
+        elif needs and not any(n in text for n in needs):
+            continue
         text = rx.sub(repl, text)
-    text = _PW_LINE.sub(_pw_line_sub, text)
-    text = _KV.sub(_kv_sub, text)
-    text = _NETRC.sub(lambda m: m.group(0) if m.group(2).startswith("[REDACTED") else f"{m.group(1)} {_tag('secret')}",
-                      text)
+    low = _fold(text)
+    if any(w in low for w in _PW_WORDS):
+        text = _PW_LINE.sub(_pw_line_sub, text)
+        low = _fold(text)
+    if any(w in low for w in _KV_WORDS):
+        text = _KV.sub(_kv_sub, text)
+        low = _fold(text)
+    if "passw" in low:
+        text = _NETRC.sub(lambda m: m.group(0) if m.group(2).startswith("[REDACTED") else f"{m.group(1)} {_tag('secret')}",
+                          text)
     if _HEX40.search(text) and not _HEX_CONTEXT_OK.search(text):
         text = _HEX40.sub(_tag("key"), text)
     return text
@@ -179,7 +210,7 @@ def _hinted_lines(low: str) -> List[int]:
             lines.append(line)
     return lines
 
-_BASE64_LINE = re.compile(r"^[A-Za-z0-9+/=\s]*$")
+_BASE64_LINE = lazy_re(r"^[A-Za-z0-9+/=\s]*$")
 
 
 def redact_lines(texts: List[str]) -> List[str]:

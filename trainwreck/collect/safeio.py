@@ -13,39 +13,47 @@ bytes, and redacted (key and value together), so no text leaves a reader unredac
 from __future__ import annotations
 
 import errno
-import hashlib
 import os
-import re
 import stat
-from dataclasses import dataclass
 from typing import List, Optional, Tuple
 
+from trainwreck import lazy_re, record
 from trainwreck.collect.bundle import FileRecord
 from trainwreck.collect.redact import redact_lines
 from trainwreck.model import Line, LogText
 
-FULL_READ_LIMIT = 2 << 20  # files up to this size are read whole
+try:  # the built-in module: hashlib would load OpenSSL (~5 ms of every call) for the same digest
+    from _sha256 import sha256 as _sha256
+except ImportError:  # pragma: no cover - other Pythons
+    from hashlib import sha256 as _sha256
+
+# A log's analysis costs per line (metrics, signatures, tracebacks, trajectories: ~50 us a line), so a log is read
+# whole only up to FULL_READ_LIMIT; a larger one gives its first HEAD_BYTES and its last lines (read_log's
+# tail_lines, found within TAIL_BYTES); the middle is searched for a non-finite onset by bisection (collect/scan.py).
+# The work on one log is then that of ~800-1,200 lines whatever its size: 10 KB or 4 GB cost about the same.
+FULL_READ_LIMIT = 64 << 10  # logs up to this size are read whole
 TAIL_BYTES = 1 << 20  # at most this much is read from the end of a larger file
-HEAD_BYTES = 128 << 10  # and this much from its start (startup errors, config dumps)
+HEAD_BYTES = 16 << 10  # and this much from its start (startup errors, config dumps)
 MIN_TAIL = 64 << 10  # once the collection's byte budget is spent, a file still gets its last 64 KB
 MIN_HEAD = 16 << 10  # ... and its first 16 KB
 EVIDENCE_BYTES = 2 << 20  # bytes one collection reads as evidence before files get only MIN_HEAD + MIN_TAIL
 COUNT_LIMIT = 16 << 20  # newlines are counted (for absolute line numbers) up to this offset of a file
 COUNT_BYTES = 64 << 20  # ... and at most this many bytes per collection; beyond, lines are cited by byte offset
 MAX_LINE_CHARS = 4000
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[()][0-9A-Za-z]|\x1b[=>]")
+_ANSI = lazy_re(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[()][0-9A-Za-z]|\x1b[=>]")
 
 
 class Skip(Exception):
     """A file that cannot or must not be read; the message is one line for the report's notes."""
 
 
-@dataclass
+@record
 class Entry:
-    rel: str  # path relative to the run root, with '/' separators
-    abspath: str
-    size: int
-    mtime: float
+    def __init__(self, rel: str, abspath: str, size: int, mtime: float) -> None:
+        self.rel = rel  # path relative to the run root, with '/' separators
+        self.abspath = abspath
+        self.size = size
+        self.mtime = mtime
 
 
 def real_inside(root_real: str, path: str) -> bool:
@@ -263,7 +271,7 @@ class BoundedFile:
 
     def record(self, kind: str) -> FileRecord:
         """The lock-file entry: sha256 of the bytes that were read (merged ranges, in file order)."""
-        h = hashlib.sha256()
+        h = _sha256()
         covered, pos = 0, 0
         for off, data in sorted(self.pieces, key=lambda p: p[0]):
             if off + len(data) <= pos:
@@ -299,7 +307,7 @@ def read_log(f: BoundedFile, tail_lines: int = 500) -> LogText:
     size, rel = f.size, f.rel
     if size == 0:
         return LogText(rel, 0, [], True)
-    head_n, tail_n = (size, 0) if size <= FULL_READ_LIMIT else (HEAD_BYTES, TAIL_BYTES)
+    head_n, tail_n = (size, 0) if size <= FULL_READ_LIMIT else (HEAD_BYTES, min(TAIL_BYTES, size - HEAD_BYTES))
     if f.budget.evidence < head_n + tail_n:
         f.reduced = True
         head_n, tail_n = (size, 0) if size <= MIN_HEAD + MIN_TAIL else (MIN_HEAD, MIN_TAIL)

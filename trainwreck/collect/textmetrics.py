@@ -11,9 +11,9 @@ What is never read as a metric value: timestamps (`22:16:00`), dates (`2023-06-0
 """
 from __future__ import annotations
 
-import re
 from typing import Dict, List, Optional, Tuple
 
+from trainwreck import lazy_re
 from trainwreck.collect.metricnames import STEP_KEYS, canonical
 
 Result = Tuple[Optional[int], Dict[str, float]]
@@ -21,30 +21,30 @@ Result = Tuple[Optional[int], Dict[str, float]]
 # -- cheap prefilter -------------------------------------------------------------------------------------------
 # A metric line has a key separator, one of a few words (tested with `in` on the lower-cased line: the
 # fastest test Python has) and a digit, `nan` or `inf`.
-_DIGIT = re.compile(r"\d")
+_DIGIT = lazy_re(r"\d")
 
 # -- the key / value grammar -----------------------------------------------------------------------------------
 _NUM = (r"[-+]?(?:\d{1,3}(?:,\d{3})+(?![\d.])|(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)"
         r"|[-+]?(?:nan|NaN|NAN|Infinity|infinity|inf|Inf|INF)(?![A-Za-z])")
 _TAIL = r"(?P<unit>[KMGT]i?B)?(?P<tail>/[ \t]*\d+|[:%]|(?=[\s,;|)\]}'\"]|$))"
 # `key=value` / `key: value`: found at the separator; the key is read backwards from there (see _pairs).
-_SEPVAL = re.compile(r"[=:][ \t]*(?:tensor\(|\[\(?|\()?(?P<val>" + _NUM + r")" + _TAIL)
+_SEPVAL = lazy_re(r"[=:][ \t]*(?:tensor\(|\[\(?|\()?(?P<val>" + _NUM + r")" + _TAIL)
 # The key, matched on the reversed line from just before the separator: optional blanks and closing quote,
 # then up to 7 words separated by single spaces, each a whole word that starts (in reading order) with a
 # letter, or a `(unit)` word.
-_RKEY = re.compile(r"[ \t]*['\"]?((?:[\w./\-]*[A-Za-z_]|\)[A-Za-z/%]+\()(?![\w./\-])"
+_RKEY = lazy_re(r"[ \t]*['\"]?((?:[\w./\-]*[A-Za-z_]|\)[A-Za-z/%]+\()(?![\w./\-])"
                    r"(?: (?:[\w./\-]*[A-Za-z_]|\)[A-Za-z/%]+\()(?![\w./\-])){0,6})")
 # `key value` without a separator, only for a few keys (`iter 100:`, `loss 2.34`, `Iteration 78000,`), matched
 # on the lower-cased line; a qualifier word before it (`train loss`, `val loss`, `global step`) is read in _pairs.
-_WSPAIR = re.compile(r"(loss|lr|steps?|iter(?:ation)?|epoch)[ \t]+(?P<val>" + _NUM + r")" + _TAIL)
+_WSPAIR = lazy_re(r"(loss|lr|steps?|iter(?:ation)?|epoch)[ \t]+(?P<val>" + _NUM + r")" + _TAIL)
 _WS_QUALIFIERS = ("train", "training", "val", "valid", "validation", "eval", "test", "lm", "total", "avg", "global",
                   "completed")
 _ASCII_LOWER = {c: c + 32 for c in range(65, 91)}
 _KEYCHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./-")
-_TQDM = re.compile(r"(\d+)/(\d+) \[[\d:]+<[\d:?]+,\s*(?:(?P<rate>[\d.]+)(?P<unit>it/s|s/it))?[^\]]*?(?:, (?P<post>[^\]]*))?\]")
-_MM_ITER = re.compile(r"\bIter(?:\(\w+\))? ?\[ *(\d+)/")
-_DARKNET = re.compile(r"^\s*(\d+)(?:, [\d.]+)?: (" + _NUM + r"), (" + _NUM + r") avg(?: loss)?, (" + _NUM + r") rate")
-_SCALE_TO = re.compile(r"(?:reducing|setting|set|lowering|decreasing|dropping)(?: the)?(?: loss)?(?: scale)? to:? *("
+_TQDM = lazy_re(r"(\d+)/(\d+) \[[\d:]+<[\d:?]+,\s*(?:(?P<rate>[\d.]+)(?P<unit>it/s|s/it))?[^\]]*?(?:, (?P<post>[^\]]*))?\]")
+_MM_ITER = lazy_re(r"\bIter(?:\(\w+\))? ?\[ *(\d+)/")
+_DARKNET = lazy_re(r"^\s*(\d+)(?:, [\d.]+)?: (" + _NUM + r"), (" + _NUM + r") avg(?: loss)?, (" + _NUM + r") rate")
+_SCALE_TO = lazy_re(r"(?:reducing|setting|set|lowering|decreasing|dropping)(?: the)?(?: loss)?(?: scale)? to:? *("
                        + _NUM + r")(?![\w.])")
 
 # Key spellings metricnames does not know but progress lines use.

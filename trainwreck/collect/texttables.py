@@ -6,15 +6,15 @@ A row line carries no names, so the per-line parser cannot read it; this pass pa
 from __future__ import annotations
 
 import math
-import re
 from typing import Dict, Iterator, List, Optional, Tuple
 
+from trainwreck import lazy_re
 from trainwreck.collect.metricnames import canonical
 from trainwreck.model import Line
 
-_SPLIT = re.compile(r"\t+|\s{2,}|\s*\|\s*")
-_NAME = re.compile(r"^[A-Za-z_][\w/.\-]*$")
-_ALPHA = re.compile(r"[^\W\d_]")
+_SPLIT = lazy_re(r"\t+|\s{2,}|\s*\|\s*")
+_NAME = lazy_re(r"^[A-Za-z_][\w/.\-]*$")
+_ALPHA = lazy_re(r"[^\W\d_]")
 _STEP_COLS = {"step", "iter", "iteration", "global_step", "steps", "update", "updates"}  # not epochs
 
 

@@ -18,6 +18,8 @@ from __future__ import annotations
 import re
 from typing import Any, Iterator, List, Tuple
 
+from trainwreck import lazy_re
+
 __all__ = ["YAMLError", "loads", "scan", "unquote"]
 
 
@@ -27,10 +29,9 @@ class YAMLError(ValueError):
 
 # A mapping key: quoted, or plain (not starting with an indicator, no ':' or '#').
 _KEY_SRC = r"""(?P<key>"[^"]*"|'[^']*'|[^\s:#'"\[\]{}][^:#]*?)\s*:"""
-_KEY = re.compile(r"^(?P<indent>[ ]*)(?P<dash>-\s+)?" + _KEY_SRC + r"(?:\s+(?P<val>.*?))?\s*$")
-_ITEM = re.compile(r"^(?P<indent>[ ]*)-\s+(?P<val>.*?)\s*$")
-# loads() runs only when trainwreck's own data is built, never while diagnosing: its patterns are compiled on
-# first use (re.match caches them), not at import.
+_KEY = lazy_re(r"^(?P<indent>[ ]*)(?P<dash>-\s+)?" + _KEY_SRC + r"(?:\s+(?P<val>.*?))?\s*$")
+_ITEM = lazy_re(r"^(?P<indent>[ ]*)-\s+(?P<val>.*?)\s*$")
+# loads() runs only when trainwreck's own data is built: its patterns compile on first use (re.match caches them)
 _KEY_AT = _KEY_SRC + r"(?:\s+|$)"  # a key at the start of a line's text
 _BLOCK_SCALAR = ("|", ">", "|-", ">-", "|+", ">+")
 

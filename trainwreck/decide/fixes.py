@@ -2,16 +2,16 @@
 others'. Fixes that change the same knob count once, whoever proposed them."""
 from __future__ import annotations
 
-import re
 from typing import Dict, List, Optional
 
+from trainwreck import lazy_re
 from trainwreck.model import DIRECT, HYPOTHESIS, Finding
 
 MAX_FIXES = 8
-_TOPICS = [("clip", re.compile(r"(?i)clip|max_grad_norm")), ("warmup", re.compile(r"(?i)warm-?up")),
-           ("bf16", re.compile(r"(?i)\bbf16|bfloat16")), ("recompute", re.compile(r"(?i)checkpointing|recompute")),
-           ("alloc", re.compile(r"(?i)expandable_segments|PYTORCH_CUDA_ALLOC_CONF")),
-           ("lr", re.compile(r"(?i)^(?:lower|reduce|decrease)?\s*(?:the\s+)?(?:peak\s+)?(?:lr|learning[ _]rate)\b|\blr\b.*:"))]
+_TOPICS = [("clip", lazy_re(r"(?i)clip|max_grad_norm")), ("warmup", lazy_re(r"(?i)warm-?up")),
+           ("bf16", lazy_re(r"(?i)\bbf16|bfloat16")), ("recompute", lazy_re(r"(?i)checkpointing|recompute")),
+           ("alloc", lazy_re(r"(?i)expandable_segments|PYTORCH_CUDA_ALLOC_CONF")),
+           ("lr", lazy_re(r"(?i)^(?:lower|reduce|decrease)?\s*(?:the\s+)?(?:peak\s+)?(?:lr|learning[ _]rate)\b|\blr\b.*:"))]
 
 
 def fix_topic(text: str) -> str:

@@ -32,11 +32,12 @@ def add_arguments(p) -> None:
 def run(args) -> int:
     from trainwreck.pipeline import diagnose
     from trainwreck.report import markdown, terminal
-    from trainwreck.report.artifacts import OutError, write_snapshot
 
     result = diagnose(args.path, probe=not args.no_probe)
     report = result.diagnosis.to_json()
     if args.out:
+        from trainwreck.report.artifacts import OutError, write_snapshot
+
         try:
             written = write_snapshot(result.bundle, args.out, report)
         except OutError as exc:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from typing import Dict, Iterator, List, Optional, Tuple
 
+from trainwreck import lazy_re
 from trainwreck.analyze.tracebacks.parse import (
     chain_user_frame,
     dedup,
@@ -33,7 +34,7 @@ _CKPT_FUNCS = {"load_state_dict", "_load_from_state_dict", "load_checkpoint", "s
                "_load_pretrained_model", "_load_state_dict_into_meta_model", "resume_from_checkpoint", "save_model",
                "_save", "load_model", "save_state", "load_state"}
 _CKPT_PATHS = ("/torch/serialization.py", "/safetensors/", "/distributed/checkpoint/", "/checkpoint_engine/")
-_CKPT_CODE = re.compile(r"\btorch\.(?:load|save)\(|\.load_state_dict\(|\bsave_checkpoint\(|\bload_checkpoint\(")
+_CKPT_CODE = lazy_re(r"\btorch\.(?:load|save)\(|\.load_state_dict\(|\bsave_checkpoint\(|\bload_checkpoint\(")
 _EVAL_FUNCS = {"evaluate", "evaluation_loop", "prediction_loop", "validation_step", "validation_epoch_end",
                "validate", "_validate", "run_validation", "eval_step", "val_step", "test_step", "predict_step",
                "prediction_step", "_run_sanity_check", "run_evaluation", "evaluate_model", "eval_epoch", "eval",

@@ -25,9 +25,9 @@ exception:" and "During handling of the above exception, another exception occur
 """
 from __future__ import annotations
 
-import re
 from typing import Dict, List, Optional, Tuple
 
+from trainwreck import lazy_re
 from trainwreck.analyze.tracebacks.scanner import Scanner
 from trainwreck.analyze.tracebacks.vocab import (
     HEADER,
@@ -45,7 +45,7 @@ from trainwreck.model import Line
 __all__ = ["HEADER", "SEP_CAUSE", "SEP_HANDLING", "Frame", "RankFailure", "Traceback", "chain", "chain_user_frame",
            "dedup", "find_tracebacks", "innermost_user_frame", "norm_message", "root_exception", "scan", "short_path"]
 
-_NUMBER = re.compile(r"\d+")
+_NUMBER = lazy_re(r"\d+")
 # exceptions that code catches on purpose (fallbacks, iteration, optional imports, queue polling)
 _BOOKKEEPING = {"StopIteration", "StopAsyncIteration", "KeyError", "AttributeError", "IndexError", "ImportError",
                 "ModuleNotFoundError", "Empty", "Full", "TimeoutError", "CancelledError", "GeneratorExit"}
@@ -132,7 +132,7 @@ def chain_user_frame(tb: Traceback) -> Optional[Frame]:
     return None
 
 
-_PKG_ROOT = re.compile(r"^.*/(?:site-packages|dist-packages|lib/python\d[\d.]*)/")
+_PKG_ROOT = lazy_re(r"^.*/(?:site-packages|dist-packages|lib/python\d[\d.]*)/")
 
 
 def short_path(path: str, keep: int = 2) -> str:

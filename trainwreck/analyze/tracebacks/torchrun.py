@@ -5,15 +5,16 @@ from __future__ import annotations
 import re
 from typing import List, Optional
 
+from trainwreck import lazy_re
 from trainwreck.analyze.tracebacks.parse import scan
 from trainwreck.analyze.tracebacks.vocab import RankFailure, Traceback
 from trainwreck.collect.ranks import split_stream
 from trainwreck.model import Line
 
-_ENTRY = re.compile(r"\[(\d+)\]:$")
-_FIELD = re.compile(r"(time|host|rank|exitcode|error_file|traceback)\s*:\s?(.*)$")
-_API_FAIL = re.compile(r"failed \(exitcode: (-?\d+)\) local_rank: (\d+) \(pid: (\d+)\)")
-_SIGNAL = re.compile(r"Signal (\d+) \((SIG\w+)\)")
+_ENTRY = lazy_re(r"\[(\d+)\]:$")
+_FIELD = lazy_re(r"(time|host|rank|exitcode|error_file|traceback)\s*:\s?(.*)$")
+_API_FAIL = lazy_re(r"failed \(exitcode: (-?\d+)\) local_rank: (\d+) \(pid: (\d+)\)")
+_SIGNAL = lazy_re(r"Signal (\d+) \((SIG\w+)\)")
 _SIGNAMES = {1: "SIGHUP", 2: "SIGINT", 4: "SIGILL", 6: "SIGABRT", 7: "SIGBUS", 8: "SIGFPE", 9: "SIGKILL",
              11: "SIGSEGV", 13: "SIGPIPE", 15: "SIGTERM"}
 

@@ -6,9 +6,9 @@ The line scanner (scanner.py) builds these objects; the public API (parse.py) re
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import List, Optional, Tuple
 
+from trainwreck import lazy_re, record
 from trainwreck.model import Line
 
 HEADER = "Traceback (most recent call last):"
@@ -16,17 +16,17 @@ SEP_CAUSE = "The above exception was the direct cause of the following exception
 SEP_HANDLING = "During handling of the above exception, another exception occurred:"
 SEPS = {SEP_CAUSE: "direct-cause", SEP_HANDLING: "during-handling"}
 
-FRAME = re.compile(r'\s*File "([^"]*)", line (\d+)(?:, in (.*?))?\s*$')
-CARET = re.compile(r"\s*[~^]+[\s~^]*$")
-CPP_FRAME = re.compile(r"frame #\d+: ")
+FRAME = lazy_re(r'\s*File "([^"]*)", line (\d+)(?:, in (.*?))?\s*$')
+CARET = lazy_re(r"\s*[~^]+[\s~^]*$")
+CPP_FRAME = lazy_re(r"frame #\d+: ")
 # a line that starts a new log record (or a shell prompt): the end of a multi-line exception message
-LOG_RECORD = re.compile(r"(?:\^C)?(?:\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d|[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ |\[titan\]"
+LOG_RECORD = lazy_re(r"(?:\^C)?(?:\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d|[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ |\[titan\]"
                          r"|wandb: |\S+:\d+:\d+ \[\d+\] NCCL |\(\S+\) \S+@\S+:|\S+@[\w.-]+:[~/]|.*\d%\|"
                          r"|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]+:|\[(?:DEBUG|INFO|WARNING|ERROR)\|"
                          r"|\S+\.py:\d+: \w*Warning: )")
-_DIGIT = re.compile(r"\d")
-_EXC = re.compile(r"([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*(?:\([\w.]*\))?)(?::(.*))?$")
-_LIBPATH = re.compile(r"(?:site|dist)-packages/|/bin/[^/.]+$|/lib(?:64)?/python\d|/usr/lib/python|/conda-bld/|/jax/_src/"
+_DIGIT = lazy_re(r"\d")
+_EXC = lazy_re(r"([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*(?:\([\w.]*\))?)(?::(.*))?$")
+_LIBPATH = lazy_re(r"(?:site|dist)-packages/|/bin/[^/.]+$|/lib(?:64)?/python\d|/usr/lib/python|/conda-bld/|/jax/_src/"
                       r"|/torch/(?:_dynamo|_inductor|_functorch|distributed|nn|utils|autograd|cuda|fx|optim|"
                       r"multiprocessing|_tensor\.py|_utils\.py|serialization\.py)|\.(?:pyx|pxi|pyd|so)$")
 _EXC_SUFFIXES = ("Error", "Exception", "Interrupt", "Exit", "Iteration", "Warning", "Failure", "Failed", "Timeout",
@@ -35,42 +35,55 @@ _EXC_SUFFIXES = ("Error", "Exception", "Interrupt", "Exit", "Iteration", "Warnin
 JAX_PSEUDO = ("SimplifiedTraceback", "FilteredStackTrace", "UnfilteredStackTrace")
 
 
-@dataclass
+@record
 class Frame:
-    file: str
-    line: Optional[int]
-    func: str
-    code: str = ""
-    user: bool = False  # not a library frame (site-/dist-packages, lib/pythonX, <frozen …>, torch internals)
-    log_line: Optional[Line] = None  # the `File "…", line N, in f` line of the log
+    def __init__(
+            self, file: str, line: Optional[int], func: str, code: str = "", user: bool = False,
+            log_line: Optional[Line] = None
+    ) -> None:
+        self.file = file
+        self.line = line
+        self.func = func
+        self.code = code
+        self.user = user  # not a library frame (site-/dist-packages, lib/pythonX, <frozen …>, torch internals)
+        self.log_line = log_line  # the `File "…", line N, in f` line of the log
 
 
-@dataclass
+@record
 class Traceback:
-    exc_type: str = ""  # as printed, e.g. torch.OutOfMemoryError; "" when the log was cut before it
-    message: str = ""  # first line plus continuation lines (C++ backtraces and JAX notes left out)
-    frames: List[Frame] = field(default_factory=list)
-    start: Optional[Line] = None  # the "Traceback (most recent call last):" line (first frame when headless)
-    exc_line: Optional[Line] = None
-    rank: Optional[int] = None
-    truncated: bool = False  # the log ends (or another section starts) before the exception line
-    last_visible: Optional[Line] = None  # when truncated: the last visible line of this traceback
-    chained_from: Optional["Traceback"] = None  # the earlier exception of the chain
-    chain_kind: Optional[str] = None  # "direct-cause" | "during-handling" | "embedded" (link to chained_from)
-    count: int = 1  # identical tracebacks (type, message with digits normalised, frames) seen
-    ranks: List[int] = field(default_factory=list)
-    cpp_frames: int = 0  # `frame #N:` lines of a C++ backtrace that followed the message
-    cpp_origin: str = ""  # "Exception raised from … (most recent call first):" (or the old "(… at file:line)")
-    jax_filtered: bool = False  # JAX removed its internal frames from this traceback
-    hydra_overrides: str = ""  # from "Error executing job with overrides: [...]" just before it
-    headless: bool = False  # the header is not in the log (the text starts inside the frames)
-    cut: str = ""  # why it is truncated: "end" of the log, another "section" (traceback) started in its stream,
-    # "noise" (too many foreign lines), or a "gap" in the collected text (head and tail of a big log)
-    sub_exceptions: List["Traceback"] = field(default_factory=list)  # exception groups
-    end: Optional[Line] = None  # the last line that belongs to it
-    start_index: int = 0  # positions in the sequence of lines analysed
-    exc_index: Optional[int] = None
-    end_index: Optional[int] = None
+    def __init__(
+            self, exc_type: str = "", message: str = "", frames: Optional[List[Frame]] = None,
+            start: Optional[Line] = None, exc_line: Optional[Line] = None, rank: Optional[int] = None,
+            truncated: bool = False, last_visible: Optional[Line] = None, chained_from: Optional["Traceback"] = None,
+            chain_kind: Optional[str] = None, count: int = 1, ranks: Optional[List[int]] = None, cpp_frames: int = 0,
+            cpp_origin: str = "", jax_filtered: bool = False, hydra_overrides: str = "", headless: bool = False,
+            cut: str = "", sub_exceptions: Optional[List["Traceback"]] = None, end: Optional[Line] = None,
+            start_index: int = 0, exc_index: Optional[int] = None, end_index: Optional[int] = None
+    ) -> None:
+        self.exc_type = exc_type  # as printed, e.g. torch.OutOfMemoryError; "" when the log was cut before it
+        self.message = message  # first line plus continuation lines (C++ backtraces and JAX notes left out)
+        self.frames = [] if frames is None else frames
+        self.start = start  # the "Traceback (most recent call last):" line (first frame when headless)
+        self.exc_line = exc_line
+        self.rank = rank
+        self.truncated = truncated  # the log ends (or another section starts) before the exception line
+        self.last_visible = last_visible  # when truncated: the last visible line of this traceback
+        self.chained_from = chained_from  # the earlier exception of the chain
+        self.chain_kind = chain_kind  # "direct-cause" | "during-handling" | "embedded" (link to chained_from)
+        self.count = count  # identical tracebacks (type, message with digits normalised, frames) seen
+        self.ranks = [] if ranks is None else ranks
+        self.cpp_frames = cpp_frames  # `frame #N:` lines of a C++ backtrace that followed the message
+        self.cpp_origin = cpp_origin  # "Exception raised from … (most recent call first):" (or the old "(… at file:line)")
+        self.jax_filtered = jax_filtered  # JAX removed its internal frames from this traceback
+        self.hydra_overrides = hydra_overrides  # from "Error executing job with overrides: [...]" just before it
+        self.headless = headless  # the header is not in the log (the text starts inside the frames)
+        self.cut = cut  # why it is truncated: "end" of the log, another "section" (traceback) started in its stream,
+        # "noise" (too many foreign lines), or a "gap" in the collected text (head and tail of a big log)
+        self.sub_exceptions = [] if sub_exceptions is None else sub_exceptions  # exception groups
+        self.end = end  # the last line that belongs to it
+        self.start_index = start_index  # positions in the sequence of lines analysed
+        self.exc_index = exc_index
+        self.end_index = end_index
 
     @property
     def headline(self) -> str:
@@ -92,20 +105,26 @@ class Traceback:
         return f"{self.exc_type}: {self.headline}" if self.headline else self.exc_type
 
 
-@dataclass
+@record
 class RankFailure:
-    rank: Optional[int]
-    local_rank: Optional[int]
-    host: Optional[str]
-    exitcode: Optional[int]
-    error_file: Optional[str]
-    time: Optional[str]
-    line: Line  # the "rank : 3 (local_rank: 3)" line (or the line the failure was read from)
-    signal: Optional[str] = None
-    root_cause: bool = False  # listed under "Root Cause (first observed failure):"
-    pid: Optional[int] = None
-    source: str = "elastic-summary"  # elastic-summary | elastic-api | traceback
-    lines: List[Line] = field(default_factory=list)  # every line of the entry, for citations
+    def __init__(
+            self, rank: Optional[int], local_rank: Optional[int], host: Optional[str], exitcode: Optional[int],
+            error_file: Optional[str], time: Optional[str], line: Line, signal: Optional[str] = None,
+            root_cause: bool = False, pid: Optional[int] = None, source: str = "elastic-summary",
+            lines: Optional[List[Line]] = None
+    ) -> None:
+        self.rank = rank
+        self.local_rank = local_rank
+        self.host = host
+        self.exitcode = exitcode
+        self.error_file = error_file
+        self.time = time
+        self.line = line  # the "rank : 3 (local_rank: 3)" line (or the line the failure was read from)
+        self.signal = signal
+        self.root_cause = root_cause  # listed under "Root Cause (first observed failure):"
+        self.pid = pid
+        self.source = source  # elastic-summary | elastic-api | traceback
+        self.lines = [] if lines is None else lines  # every line of the entry, for citations
 
 
 # ---------------------------------------------------------------- what a line or a path is

@@ -9,9 +9,11 @@ import json
 import re
 import struct
 
+from trainwreck import lazy_re
+
 ORDER = 60
 SUFFIXES = (".pt", ".pth", ".ckpt", ".safetensors", ".bin", ".distcp", ".pkl", ".npz", ".msgpack")
-_STEP = re.compile(r"(?:step|iter|checkpoint|ckpt|global_step|epoch)[=_\-]?(\d+)", re.I)
+_STEP = lazy_re(r"(?:step|iter|checkpoint|ckpt|global_step|epoch)[=_\-]?(\d+)", re.I)
 
 
 def claims(rel: str, name: str) -> bool:

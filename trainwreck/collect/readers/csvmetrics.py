@@ -4,7 +4,6 @@ Small files are read whole; large ones by a sample of their rows, their last row
 for the first non-finite value (collect/metricfile.py), like JSON lines."""
 from __future__ import annotations
 
-import csv
 import math
 from typing import List, Optional
 
@@ -23,6 +22,8 @@ def claims(rel: str, name: str) -> bool:
 def _row(text: str) -> List[str]:
     if '"' not in text:  # the common case: no quoting, a plain split is the csv module's answer
         return text.split(",") if text else []
+    import csv  # only for quoted cells: most metrics files never need the module
+
     try:
         return next(csv.reader([text]), [])
     except csv.Error:

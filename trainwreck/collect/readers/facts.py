@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 
+from trainwreck import lazy_re
 from trainwreck.model import Source
 
 ORDER = 40
@@ -13,17 +14,17 @@ MAX_LINES = 5000
 NAMES = {"git_sha.txt", "git.txt", "seed.txt", "cuda_info.txt", "env.txt", "environment.txt", "pip_freeze.txt",
          "requirements.txt", "collect_env.txt", "nvidia-smi.txt", "nvidia_smi.txt", "dmesg.txt", "kern.txt",
          "wandb-metadata.json", "system_info.txt", "versions.txt", ".netrc", "netrc", "env.json", "launch.sh"}
-_PKG = re.compile(r"^(torch|deepspeed|transformers|accelerate|pytorch-lightning|lightning|megatron-core|jax|jaxlib|"
+_PKG = lazy_re(r"^(torch|deepspeed|transformers|accelerate|pytorch-lightning|lightning|megatron-core|jax|jaxlib|"
                   r"torch-npu|torch_npu|mindspore|apex|flash-attn|flash_attn|triton|nvidia-nccl-cu\d+|peft|trl|"
                   r"numpy|vllm|xformers|bitsandbytes)\s*(?:==|@|\s)\s*([\w.+\-]+)", re.I)
 _FACTS = [
-    ("torch", re.compile(r"(?i)\bPyTorch version\s*:\s*(\S+)")),
-    ("cuda", re.compile(r"(?i)\b(?:CUDA used to build PyTorch|CUDA version|CUDA runtime version|cuda)\s*[:=]\s*([\d.]+)")),
-    ("driver", re.compile(r"(?i)\b(?:Nvidia driver version|Driver Version)\s*:\s*([\d.]+)")),
-    ("gpu", re.compile(r"(?i)\b(?:GPU models and configuration|GPU \d+|gpu)\s*[:=]\s*(.*(?:NVIDIA|Tesla|A100|H100|H200|V100|"
+    ("torch", lazy_re(r"(?i)\bPyTorch version\s*:\s*(\S+)")),
+    ("cuda", lazy_re(r"(?i)\b(?:CUDA used to build PyTorch|CUDA version|CUDA runtime version|cuda)\s*[:=]\s*([\d.]+)")),
+    ("driver", lazy_re(r"(?i)\b(?:Nvidia driver version|Driver Version)\s*:\s*([\d.]+)")),
+    ("gpu", lazy_re(r"(?i)\b(?:GPU models and configuration|GPU \d+|gpu)\s*[:=]\s*(.*(?:NVIDIA|Tesla|A100|H100|H200|V100|"
                        r"A10|L4|L40|RTX|T4|Ascend|MI\d+).*)")),
-    ("seed", re.compile(r"^\s*(\d+)\s*$")),
-    ("git_sha", re.compile(r"\b([0-9a-f]{7,40})\b")),
+    ("seed", lazy_re(r"^\s*(\d+)\s*$")),
+    ("git_sha", lazy_re(r"\b([0-9a-f]{7,40})\b")),
 ]
 
 

@@ -5,9 +5,9 @@ part that was not read: it is found by bisection over byte offsets (collect/scan
 from __future__ import annotations
 
 import math
-import re
 from typing import Dict, Iterable, List, Optional, Tuple
 
+from trainwreck import lazy_re
 from trainwreck.collect.ranks import prefix_rank
 from trainwreck.collect.safeio import read_log
 from trainwreck.collect.scan import BISECT_WINDOW, bisect_nonfinite
@@ -20,7 +20,7 @@ ORDER = 10
 FALLBACK = True  # a single file the user names is read as a log when no other reader claims it
 BISECT_METRICS = ("loss", "grad_norm")
 Values = Tuple[Line, Dict[str, float]]
-_TXT_LOG = re.compile(r"(?i)(log|out|err|train|console|stdout|stderr|traceback|slurm|job|rank|spy|stack|dump|hang|faulthandler)")
+_TXT_LOG = lazy_re(r"(?i)(log|out|err|train|console|stdout|stderr|traceback|slurm|job|rank|spy|stack|dump|hang|faulthandler)")
 
 
 def claims(rel: str, name: str) -> bool:
@@ -44,9 +44,10 @@ def _add_points(bundle, path: str, parts: Iterable[List[Line]], tables: bool = T
 
     for part in parts if tables else ():
         for line, step, values in rows(part):
+            series = series_of(line.text)
             for name, value in values.items():
                 src = Source(line.path, line.line, line.text, step=step, metric=name, value=value, byte=line.byte)
-                bundle.add_point(name, series_of(line.text), Point(step, value, src))
+                bundle.add_point(name, series, Point(step, value, src))
     found: List[List[Values]] = []
     for part in parts:
         got_part: List[Values] = []
@@ -56,11 +57,14 @@ def _add_points(bundle, path: str, parts: Iterable[List[Line]], tables: bool = T
                 continue
             step, values = got
             got_part.append((line, values))
+            series = None
             for name, value in values.items():
                 if only is not None and name != only:
                     continue
+                if series is None:  # one rank prefix parse per line, not per value
+                    series = series_of(line.text)
                 src = Source(line.path, line.line, line.text, step=step, metric=name, value=value, byte=line.byte)
-                bundle.add_point(name, series_of(line.text), Point(step, value, src))
+                bundle.add_point(name, series, Point(step, value, src))
         found.append(got_part)
     return found
 

@@ -6,9 +6,9 @@ and a scan of the whole file for the first NaN / Infinity (collect/scan.py), who
 from __future__ import annotations
 
 import json
-import re
 from typing import List, Optional, Union
 
+from trainwreck import lazy_re
 from trainwreck.collect.metricnames import canonical
 from trainwreck.collect.safeio import TAIL_BYTES
 from trainwreck.collect.scan import CONTEXT, first_nonfinite
@@ -18,9 +18,9 @@ ORDER = 30
 LIMIT = 2 << 20
 HEAD = 256 << 10
 TAIL = TAIL_BYTES
-_OBJ = re.compile(r"\{(?:[^{}\[\]]|\[REDACTED:[a-z\-]+\])*\}")  # a flat entry (a redacted value may sit in it)
-_KEYLINE = re.compile(r'"([^"]+)"\s*:\s*([^,\n}]+)')
-_NONFINITE = re.compile(rb'"([^"]+)"\s*:\s*-?(?:NaN|Infinity)\b')
+_OBJ = lazy_re(r"\{(?:[^{}\[\]]|\[REDACTED:[a-z\-]+\])*\}")  # a flat entry (a redacted value may sit in it)
+_KEYLINE = lazy_re(r'"([^"]+)"\s*:\s*([^,\n}]+)')
+_NONFINITE = lazy_re(rb'"([^"]+)"\s*:\s*-?(?:NaN|Infinity)\b')
 
 
 def claims(rel: str, name: str) -> bool:
