@@ -222,8 +222,6 @@ def test_log_cut_mid_traceback_says_so(cli, tmp_path):
     assert "line 6" in rep["contributing_factors"][0]["summary"] or "line 5" in rep["contributing_factors"][0]["summary"]
 
 
-@pytest.mark.xfail(strict=True, reason="bug: collect/readers/csvmetrics.py lets OverflowError (an infinite step) and "
-                                       "csv.Error (a field over 128 KB) escape: `diagnose` ends in an internal error")
 @pytest.mark.parametrize("body", ["step,train_loss\n0,2.3\ninf,2.2\n2,nan\n",
                                   'step,train_loss\n0,2.3\n1,"' + "x" * 200_000 + '"\n2,nan\n'],
                          ids=["infinite-step", "huge-field"])
