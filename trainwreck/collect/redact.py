@@ -97,7 +97,7 @@ def _pw_line_sub(m: "re.Match[str]") -> str:
 # One cheap search decides whether a line can hold a secret at all; most log lines cannot.
 _MAYBE = lazy_re(
     r"(?i)hf_|sk-|\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)|gh[pousr]_|github_pat|xox[abposr]-|AIza|eyJ|bearer|basic\s"
-    r"|://[^/\s]*@|@[a-z0-9\-]+\.|PRIVATE KEY|[0-9a-f]{40}"
+    r"|://[^/\s]*@|hooks\.slack\.com/|@[a-z0-9\-]+\.|PRIVATE KEY|[0-9a-f]{40}"
     r"|(?:pass|pwd|secret|key|token|credential|session)[\w\-.]*[\"']?\s*[:= ]")
 
 
