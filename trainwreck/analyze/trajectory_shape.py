@@ -251,17 +251,3 @@ def plateau(points: Sequence[Point], name: str = "loss",
                     role="symptom", stage="runtime", order=order_of(fp[0][1], fp[0][0]), fixes=fixes,
                     meaning="The loss is not decreasing; not at a known chance level, so the model may be stuck "
                             "or this may be a resumed, converged run.")]
-
-
-def config_classes(bundle) -> Optional[Tuple[int, Source]]:
-    """K (number of classes / vocabulary) from the config, with its source."""
-    e = bundle.config("num_classes", "vocab_size", "n_classes", "num_labels")
-    if e is None:
-        return None
-    try:
-        k = int(float(str(e.value).strip("'\"")))
-    except ValueError:
-        return None
-    if k < 2:
-        return None
-    return k, e.source()
