@@ -80,7 +80,7 @@ def lr_anomalies(points: Sequence[Point], unstable: bool = False,
         top = max(vals)
         if top > 0 and vals[0] >= 0.9 * top:
             ev = [src(p0, "lr")] + ([warmup_cfg] if warmup_cfg is not None else [])
-            cfg = f"; config {warmup_cfg.text}" if warmup_cfg is not None else ""
+            cfg = f"; config {warmup_cfg.text.strip()}" if warmup_cfg is not None else ""
             out.append(Finding("metric.lr-anomaly",
                                f"lr is already at its peak {fmt(top)} at step {p0.step}, the first logged point: "
                                f"no warmup{cfg}", DIRECT, 0.35, ev, role="factor", stage="runtime",

@@ -11,6 +11,11 @@ SKILL_PREFIX = "/trainwreck:"
 _cite = cite  # the one citation format (model.cite), on the report's JSON sources
 
 
+def _clip(text: str, n: int) -> str:
+    """A quoted log line cut to n characters says that it was cut."""
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
 def _width() -> int:
     try:
         return max(80, min(140, shutil.get_terminal_size((100, 24)).columns))
@@ -60,7 +65,7 @@ def terminal(d: Dict[str, Any], width: Optional[int] = None) -> str:
             if q:
                 out.append(q)
             for more in (c.get("evidence") or [])[1:3]:
-                out.append(_row("", "also: " + (more.get("text") or "").strip()[:90] if "metric" not in more
+                out.append(_row("", "also: " + _clip((more.get("text") or "").strip(), 90) if "metric" not in more
                                 else f"also: {more['metric']}={more['value']} at step {more.get('step')}",
                                 _cite(more), w))
         shown += 1
