@@ -219,3 +219,14 @@ def test_corpus_failures_with_messages_are_recognised():
     if not total:
         pytest.skip("no corpus")
     assert hits / total >= 0.9, misses
+
+
+def test_a_launcher_summary_is_marked_as_such_by_the_catalog_not_by_its_id():
+    """The catalog says which entries are a launcher's report that a worker failed (`launcher_summary: true`);
+    their findings carry kind "launcher-summary", so decide treats them as context, whatever the entry's id."""
+    from trainwreck.catalog import load
+    marked = {s.id for s in load() if s.launcher_summary}
+    assert "torchrun-child-failed" in marked
+    line = "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 0 (pid: 123) of binary: /usr/bin/python"
+    got = [f for f in detect(bundle(("train.log", ["x", line]))) if f.signature == "torchrun-child-failed"]
+    assert got and all(f.kind == "launcher-summary" for f in got)

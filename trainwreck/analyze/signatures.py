@@ -19,7 +19,6 @@ from trainwreck.model import DIRECT, Finding, Line
 MAX_MATCH_CHARS = 8192  # regexes see at most this much of one line (tqdm lines can be megabytes)
 # Catalog entries that are a launcher's summary of a failed worker, not a failure of their own (the catalog has no
 # field for this yet).
-LAUNCHER_SUMMARIES = frozenset({"torchrun-child-failed"})
 # A launcher or wrapper saying that a child process failed ("Step 1 exited with non-zero status 1",
 # CalledProcessError's "returned non-zero exit status"): the child's own error is elsewhere.
 WRAPPER = lazy_re(r"(?i)exited with non-zero (?:exit )?(?:status|code)|returned non-zero exit status|"
@@ -149,7 +148,7 @@ def _finding(h: _Hits) -> Finding:
         order=float(h.first_order),
         meaning=sig.meaning,
         rank=first_rank,
-        kind="launcher-summary" if sig.id in LAUNCHER_SUMMARIES else "signature",
+        kind="launcher-summary" if sig.launcher_summary else "signature",
         timeout=sig.classification == "stall" and sig.role == "terminal",  # the catalog's timed-out collectives
     )
 

@@ -74,7 +74,8 @@ class Signature(_Record):
     candidate line)."""
 
     _fields = ("id", "family", "title", "classification", "role", "weight", "sources", "needles", "meaning",
-               "causes", "fixes", "verify", "examples", "min_count", "stage", "stack", "detail", "overlaps")
+               "causes", "fixes", "verify", "examples", "min_count", "stage", "stack", "detail", "overlaps",
+               "launcher_summary")
     __slots__ = _fields + ("_compiled",)
     __hash__ = None  # type: ignore[assignment]  # mutable, compared by value
 
@@ -82,13 +83,14 @@ class Signature(_Record):
                  sources: List[str], needles: Tuple[str, ...], meaning: str, causes: List[str], fixes: List[str],
                  verify: Verify, examples: List[Example], min_count: int = 1, stage: Optional[str] = None,
                  stack: Optional[List[str]] = None, detail: Optional[str] = None,
-                 overlaps: Optional[List[str]] = None) -> None:
+                 overlaps: Optional[List[str]] = None, launcher_summary: bool = False) -> None:
         self.id, self.family, self.title, self.classification, self.role = id, family, title, classification, role
         self.weight, self.sources, self.needles, self.meaning = weight, sources, needles, meaning
         self.causes, self.fixes, self.verify, self.examples = causes, fixes, verify, examples
         self.min_count, self.stage, self.detail = min_count, stage, detail
         self.stack = [] if stack is None else stack
         self.overlaps = [] if overlaps is None else overlaps
+        self.launcher_summary = launcher_summary  # a launcher's summary that a worker failed: its error is elsewhere
         self._compiled: List[Optional[Pattern[str]]] = []
 
     def _pattern(self, i: int) -> Pattern[str]:
@@ -141,6 +143,7 @@ def _signature(entry: Dict[str, Any], family: str) -> Signature:
         stack=list(entry.get("stack") or []),
         detail=entry.get("detail"),
         overlaps=list(entry.get("overlaps") or []),
+        launcher_summary=bool(entry.get("launcher_summary", False)),
     )
 
 
