@@ -196,6 +196,8 @@ def test_the_file_cap_keeps_the_relevant_files(tmp_path):
     assert "logs/worker_050b.log" in read  # the log that shows the failure
     assert {"config.yaml", "metrics.jsonl"} <= read  # other kinds are not crowded out by logs
     assert any("not read" in n for n in bundle.notes)
+    # among logs that show no failure, the newest are kept and the oldest are the ones left out
+    assert "logs/worker_099.log" in read and "logs/worker_000.log" not in read
 
 
 def test_a_log_that_ends_mid_line_says_so(tmp_path):
