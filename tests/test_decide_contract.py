@@ -140,3 +140,75 @@ def test_a_wrapper_exception_in_a_real_log_leaves_the_run_unclear(cli, tmp_path)
         f"subprocess.CalledProcessError: Command '{cmd}]' returned non-zero exit status 1.\n")
     d = json.loads(cli("diagnose", str(tmp_path), "--json", "--no-probe").stdout)
     assert d["classification"] == "unclear" and "launcher" in d["headline"], d["headline"]
+
+
+# -- gaps the mutation run found (tests/README.md): each test names the behaviour a surviving mutant broke ---------
+
+def _oom(step_line, confidence=0.95):
+    return Finding("x.oom", "memory ran out", confidence=confidence, suggests="OOM", role="cause", kind="signature",
+                   evidence=[_line(step_line)])
+
+
+def _loss_points(first_nan):
+    return [(s, 2.0 if s < first_nan else float("nan")) for s in range(10, 201, 10)]
+
+
+def _nan_on_log(step, line):
+    """A NaN seen in the log at `line`, dated on the timeline through the loss points logged around it."""
+    b_src = Source("train.log", line, f"step {step} loss=nan", step=step, metric="loss", value=float("nan"))
+    return Finding("x.log-nan", "loss went non-finite", confidence=0.8, suggests="NaN", role="symptom",
+                   kind="nonfinite", evidence=[b_src])
+
+
+def test_the_first_real_failure_wins_over_a_stronger_later_one():
+    """A NaN at step 60 and an OOM logged after step 150: the OOM is a consequence, the run is a NaN run — even
+    though the OOM finding is the stronger one. With the OOM first, the same findings make an OOM run."""
+    b = _bundle(_loss_points(60))
+    for s in range(10, 201, 10):  # log lines 1..20 carry steps 10..200, so line 16 is after step 150
+        b.add_point("loss", "train.log", Point(s, 2.0, Source("train.log", s // 10, "", step=s, metric="loss",
+                                                              value=2.0)))
+    d = decide(b, [_nan_on_log(60, 6), _oom(16)])
+    assert d.classification == "NaN"
+    assert any("memory ran out" in t["summary"] and "consequence" in t["summary"] for t in d.terminal_events)
+    d2 = decide(b, [_nan_on_log(160, 16), _oom(6)])
+    assert d2.classification == "OOM"
+
+
+def test_confidence_falls_when_a_rival_class_is_close():
+    alone = decide(_bundle(), [_oom(10, 0.9)])
+    rival = Finding("x.crash", "it raised", confidence=0.85, suggests="crash", role="cause", kind="traceback",
+                    evidence=[_line(40)])
+    contested = decide(_bundle(), [_oom(10, 0.9), rival])
+    assert alone.classification == contested.classification == "OOM"
+    assert 0.8 <= alone.confidence <= 0.97
+    assert contested.confidence < alone.confidence
+
+
+def test_a_damaged_checkpoint_is_never_the_rollback_point():
+    b = _bundle(_loss_points(60), checkpoints=(30, 50))
+    b.checkpoints[1].update(ok=False, problem="truncated zip: central directory missing")
+    d = decide(b, [_nan_at(60)])
+    assert d.rollback["checkpoint"]["step"] == 30
+    assert d.verification["checkpoint"] == "checkpoints/step_30.pt"
+
+
+def test_a_strong_crash_elsewhere_keeps_the_run_a_crash_even_with_a_timeout():
+    """The timeout folds only the crash it caused; a separate, strong crash is still the failure."""
+    other = _crash(claim="CUDA error: an illegal memory access", line=200)
+    strong_timeout = _timeout()
+    strong_timeout.confidence = 0.95  # stronger than either crash: folding the crash would make the run a stall
+    d = decide(_bundle(), [strong_timeout, _crash(line=12), other])
+    assert d.classification == "crash"
+    assert "waited too long" not in d.primary_cause["summary"]
+    assert any("illegal memory access" in c["summary"] for c in d.causes)
+
+
+def test_one_line_of_evidence_is_one_cause():
+    """Two detectors citing the same log line give one cause, which keeps the other's extra evidence."""
+    a = Finding("x.a", "the exception", confidence=0.9, suggests="crash", role="cause", kind="exception-line",
+                evidence=[_line(30), _line(25, "File train.py, line 7")])
+    b = Finding("x.b", "the catalog's reading of it", confidence=0.8, suggests="crash", role="cause",
+                kind="signature", signature="x-b", evidence=[_line(30), _line(31, "frame 2")])
+    d = decide(_bundle(), [a, b])
+    assert len(d.causes) == 1
+    assert {e["line"] for e in d.primary_cause["evidence"]} >= {30, 31}
