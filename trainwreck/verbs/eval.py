@@ -1,21 +1,31 @@
-"""`trainwreck eval CORPUS`: accuracy of the classification per class and overall, cause hit rate, every miss.
+"""`trainwreck eval CORPUS`: accuracy per class on the dev and the frozen test split, each batch's first look.
 
 A corpus is a folder of cases; each case folder holds the run's artifacts and a `case.json` with
-`classification` (the true label) and `cause` (lowercase phrases; the primary cause is a hit when one of them
-appears in its summary, signature id or meaning).
+`classification` (the true label), `cause` (lowercase phrases; the primary cause is a hit when one of them
+appears in its summary, signature id or meaning), and optionally `outcome` (failed, completed, interrupted,
+running, unknown) and `evidence_line` (a unique part of the decisive line: a hit when a cited evidence line of
+the primary cause or a ranked cause holds it).
+
+Two optional files in the corpus make the figures honest:
+  split.json    {"test": [case folders]}: the frozen test split. Its misses are not listed (only counted) unless
+                --show-test-misses is given: tune on dev, report test.
+  batches.json  {"batches": [{"name", "range": [lo, hi], "first_look": {"accuracy", ...}}]}: the accuracy each
+                batch of cases had at its first look, before any change made because of it. Printed next to the
+                batch's accuracy today.
 """
 from __future__ import annotations
 
 import json
 import os
+import re
 import sys
-from typing import Dict, List
+from typing import Dict, List, Optional
 
 from trainwreck.model import CLASSIFICATIONS
 
 NAME = "eval"
 ORDER = 90
-HELP = "score the diagnoser on a labelled corpus (accuracy per class, cause hit rate, misses)"
+HELP = "score the diagnoser on a labelled corpus (dev and frozen test split, per class, per batch, misses)"
 DESCRIPTION = __doc__
 
 
@@ -23,6 +33,8 @@ def add_arguments(p) -> None:
     p.add_argument("corpus", metavar="CORPUS", help="folder of case folders, each with case.json")
     p.add_argument("--json", action="store_true", help="print the scores as JSON")
     p.add_argument("-k", metavar="SUBSTR", help="only cases whose folder name contains SUBSTR")
+    p.add_argument("--show-test-misses", action="store_true",
+                   help="also list the test split's misses (only when reporting, never while tuning)")
 
 
 def _hit(diag: dict, phrases: List[str]) -> bool:
@@ -32,62 +44,143 @@ def _hit(diag: dict, phrases: List[str]) -> bool:
     return any(p.lower() in hay for p in phrases)
 
 
-def evaluate(corpus: str, only: str = None) -> Dict:
+def _evidence_hit(diag: dict, needle: str) -> bool:
+    needle = needle.lower()
+    for c in [diag.get("primary_cause") or {}] + list(diag.get("causes") or []):
+        if any(needle in str(e.get("text") or "").lower() for e in c.get("evidence") or []):
+            return True
+    return False
+
+
+def _load(path: str) -> Optional[dict]:
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def _number(case: str) -> Optional[int]:
+    m = re.match(r"(\d+)", case)
+    return int(m.group(1)) if m else None
+
+
+def _rate(a: List[int]) -> Optional[float]:
+    return a[0] / a[1] if a[1] else None
+
+
+class _Tally:
+    def __init__(self) -> None:
+        self.per: Dict[str, Dict[str, int]] = {c: {"n": 0, "ok": 0} for c in CLASSIFICATIONS}
+        self.cause = [0, 0]
+        self.outcome = [0, 0]
+        self.evidence = [0, 0]
+        self.confusion: Dict[str, Dict[str, int]] = {}
+
+    def add(self, want: str, got: str, cause_hit, outcome_ok, evidence_ok) -> None:
+        self.per.setdefault(want, {"n": 0, "ok": 0})
+        self.per[want]["n"] += 1
+        self.per[want]["ok"] += got == want
+        self.confusion.setdefault(want, {}).setdefault(got, 0)
+        self.confusion[want][got] += 1
+        for acc, v in ((self.cause, cause_hit), (self.outcome, outcome_ok), (self.evidence, evidence_ok)):
+            if v is not None:
+                acc[0] += bool(v)
+                acc[1] += 1
+
+    def json(self) -> Dict:
+        n = sum(v["n"] for v in self.per.values())
+        ok = sum(v["ok"] for v in self.per.values())
+        return {"cases": n, "correct": ok, "accuracy": ok / n if n else 0.0,
+                "per_class": {k: {**v, "accuracy": (v["ok"] / v["n"]) if v["n"] else None}
+                              for k, v in self.per.items()},
+                "cause_hit_rate": _rate(self.cause), "cause_cases": self.cause[1],
+                "outcome_accuracy": _rate(self.outcome), "outcome_cases": self.outcome[1],
+                "evidence_hit_rate": _rate(self.evidence), "evidence_cases": self.evidence[1],
+                "confusion": self.confusion}
+
+
+def evaluate(corpus: str, only: str = None, show_test_misses: bool = False) -> Dict:
     from trainwreck.locate import NotFound
     from trainwreck.pipeline import diagnose
 
     cases = sorted(d for d in os.listdir(corpus) if os.path.isfile(os.path.join(corpus, d, "case.json")))
     if only:
         cases = [c for c in cases if only in c]
-    per: Dict[str, Dict[str, int]] = {c: {"n": 0, "ok": 0} for c in CLASSIFICATIONS}
-    misses, cause_hits, cause_n = [], 0, 0
-    confusion: Dict[str, Dict[str, int]] = {}
+    split = _load(os.path.join(corpus, "split.json")) or {}
+    test = set(split.get("test") or [])
+    batches = (_load(os.path.join(corpus, "batches.json")) or {}).get("batches") or []
+    tallies = {"all": _Tally(), "dev": _Tally(), "test": _Tally()}
+    per_batch = {b["name"]: _Tally() for b in batches}
+    misses, hidden = [], 0
     for i, case in enumerate(cases, 1):
         d = os.path.join(corpus, case)
-        label = json.load(open(os.path.join(d, "case.json"), encoding="utf-8"))
-        want = label["classification"]
+        label = _load(os.path.join(d, "case.json")) or {}
+        want = label.get("classification", "unclear")
         try:
             diag = diagnose(d, probe=False).diagnosis.to_json()
             got = diag["classification"]
         except NotFound as exc:
             diag, got = {}, f"error: {exc}"
-        per.setdefault(want, {"n": 0, "ok": 0})
-        per[want]["n"] += 1
-        confusion.setdefault(want, {}).setdefault(got, 0)
-        confusion[want][got] += 1
         ok = got == want
-        per[want]["ok"] += ok
         hit = None
         if label.get("cause") and want != "unclear":
-            cause_n += 1
             hit = ok and _hit(diag, label["cause"])
-            cause_hits += bool(hit)
+        out_ok = (diag.get("outcome") or {}).get("outcome") == label["outcome"] if label.get("outcome") else None
+        ev_ok = _evidence_hit(diag, label["evidence_line"]) if label.get("evidence_line") else None
+        part = "test" if case in test else "dev"
+        for t in (tallies["all"], tallies[part]):
+            t.add(want, got, hit, out_ok, ev_ok)
+        num = _number(case)
+        for b in batches:
+            if num is not None and b["range"][0] <= num <= b["range"][1]:
+                per_batch[b["name"]].add(want, got, hit, out_ok, ev_ok)
         if not ok or hit is False:
-            pc = (diag.get("primary_cause") or {}).get("summary", "")
-            misses.append({"case": case, "want": want, "got": got, "cause_hit": hit, "primary": pc[:120],
-                           "want_cause": label.get("cause")})
+            if part == "test" and not show_test_misses:
+                hidden += 1
+            else:
+                pc = (diag.get("primary_cause") or {}).get("summary", "")
+                misses.append({"case": case, "split": part, "want": want, "got": got, "cause_hit": hit,
+                               "primary": pc[:120], "want_cause": label.get("cause")})
         if sys.stderr.isatty():
             print(f"\r  {i}/{len(cases)} cases", end="", file=sys.stderr)
     if sys.stderr.isatty():
         print(file=sys.stderr)
-    n = sum(v["n"] for v in per.values())
-    ok = sum(v["ok"] for v in per.values())
-    return {"cases": n, "accuracy": ok / n if n else 0.0,
-            "per_class": {k: {**v, "accuracy": (v["ok"] / v["n"]) if v["n"] else None} for k, v in per.items()},
-            "cause_hit_rate": cause_hits / cause_n if cause_n else None, "cause_cases": cause_n,
-            "confusion": confusion, "misses": misses}
+    r = tallies["all"].json()
+    r.update({"dev": tallies["dev"].json(), "test": tallies["test"].json(), "misses": misses,
+              "test_misses_hidden": hidden,
+              "batches": [{"name": b["name"], "range": b["range"], "first_look": b.get("first_look"),
+                           "note": b.get("note"), "now": per_batch[b["name"]].json()} for b in batches]})
+    return r
 
 
-def table(r: Dict) -> str:
-    L = ["| classification | cases | correct | accuracy |", "|---|---:|---:|---:|"]
+def table(r: Dict, title: str = None) -> str:
+    L = [f"**{title}**\n"] if title else []
+    L += ["| classification | cases | correct | accuracy |", "|---|---:|---:|---:|"]
     for k, v in r["per_class"].items():
         if v["n"]:
             L.append(f"| {k} | {v['n']} | {v['ok']} | {100 * v['accuracy']:.0f}% |")
-    L.append(f"| **overall** | {r['cases']} | {sum(v['ok'] for v in r['per_class'].values())} | "
-             f"**{100 * r['accuracy']:.0f}%** |")
+    L.append(f"| **overall** | {r['cases']} | {r['correct']} | **{100 * r['accuracy']:.0f}%** |")
     if r["cause_hit_rate"] is not None:
         L.append(f"\nCause hit rate (correct class and the labelled cause named in the primary cause): "
                  f"{100 * r['cause_hit_rate']:.0f}% of {r['cause_cases']} cases")
+    for key, what in (("outcome", "Outcome accuracy (failed / completed / interrupted / running / unknown)"),
+                      ("evidence", "Cited-evidence hit (the decisive line is among the cited evidence)")):
+        rate = r.get(f"{key}_accuracy" if key == "outcome" else f"{key}_hit_rate")
+        if rate is not None:
+            L.append(f"{what}: {100 * rate:.0f}% of {r[f'{key}_cases']} cases")
+    return "\n".join(L)
+
+
+def batch_table(r: Dict) -> str:
+    L = ["| batch | cases | first look | now |", "|---|---:|---:|---:|"]
+    for b in r["batches"]:
+        fl = (b.get("first_look") or {}).get("accuracy")
+        now = b["now"]
+        if not now["cases"]:
+            continue
+        L.append(f"| {b['name']} ({b['range'][0]:03d}–{b['range'][1]:03d}) | {now['cases']} | "
+                 f"{'—' if fl is None else f'{100 * fl:.0f}%'} | {100 * now['accuracy']:.0f}% |")
     return "\n".join(L)
 
 
@@ -95,17 +188,30 @@ def run(args) -> int:
     if not os.path.isdir(args.corpus):
         print(f"trainwreck: {args.corpus}: not a folder", file=sys.stderr)
         return 2
-    r = evaluate(args.corpus, args.k)
+    r = evaluate(args.corpus, args.k, args.show_test_misses)
     if not r["cases"]:
         print(f"trainwreck: no cases (folders with case.json) in {args.corpus}", file=sys.stderr)
         return 2
     if args.json:
         print(json.dumps(r, indent=2))
         return 0
-    print(table(r))
+    if r["test"]["cases"]:
+        print(table(r["dev"], f"dev ({r['dev']['cases']} cases: tune on these)"))
+        print()
+        print(table(r["test"], f"test ({r['test']['cases']} cases, frozen split: report, never tune)"))
+        print()
+    print(table(r, f"all {r['cases']} cases" if r["test"]["cases"] else None))
+    if r["batches"]:
+        print("\nEach batch: accuracy at its first look (before any change made because of it) and now\n")
+        print(batch_table(r))
     if r["misses"]:
         print(f"\nMisses ({len(r['misses'])}):")
         for m in r["misses"]:
             tag = "class" if m["want"] != m["got"] else "cause"
-            print(f"  {m['case']}: want {m['want']}, got {m['got']} [{tag}] — {m['primary'] or '(no primary cause)'}")
+            where = " [test]" if m["split"] == "test" else ""
+            print(f"  {m['case']}{where}: want {m['want']}, got {m['got']} [{tag}] — "
+                  f"{m['primary'] or '(no primary cause)'}")
+    if r["test_misses_hidden"]:
+        print(f"\n{r['test_misses_hidden']} test-split misses not listed (frozen split; --show-test-misses to "
+              f"list them when reporting)")
     return 0

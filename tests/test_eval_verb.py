@@ -1,0 +1,45 @@
+"""`trainwreck eval`: dev and frozen-test figures apart, test misses counted but not listed unless asked, each
+batch's recorded first look next to its accuracy today, outcome and cited-evidence hit rates."""
+import json
+import os
+import shutil
+
+from twtest import ROOT, run_cli
+
+RUN = os.path.join(ROOT, "examples", "runs", "nan-fp16")
+
+
+def _corpus(tmp_path):
+    c = tmp_path / "corpus"
+    for name, label in (("101-right", "NaN"), ("102-wrong-dev", "OOM"), ("201-wrong-test", "crash")):
+        shutil.copytree(RUN, c / name)
+        (c / name / "case.json").write_text(json.dumps({
+            "classification": label, "cause": ["nan"], "outcome": "failed",
+            "evidence_line": "this text is in no log"}))
+    (c / "split.json").write_text(json.dumps({"test": ["201-wrong-test"]}))
+    (c / "batches.json").write_text(json.dumps({"batches": [
+        {"name": "b1", "range": [100, 199], "first_look": {"accuracy": 0.25}},
+        {"name": "b2", "range": [200, 299], "first_look": None}]}))
+    return str(c)
+
+
+def test_dev_and_test_are_scored_apart_and_test_misses_stay_hidden(tmp_path):
+    c = _corpus(tmp_path)
+    r = json.loads(run_cli("eval", c, "--json").stdout)
+    assert (r["dev"]["cases"], r["dev"]["correct"]) == (2, 1)
+    assert (r["test"]["cases"], r["test"]["correct"]) == (1, 0)
+    assert [m["case"] for m in r["misses"]] == ["102-wrong-dev"]
+    assert r["test_misses_hidden"] == 1
+    shown = json.loads(run_cli("eval", c, "--json", "--show-test-misses").stdout)
+    assert {m["case"] for m in shown["misses"]} == {"102-wrong-dev", "201-wrong-test"}
+    assert r["dev"]["evidence_hit_rate"] == 0.0 and r["dev"]["evidence_cases"] == 2
+
+
+def test_batches_show_first_look_next_to_now(tmp_path):
+    p = run_cli("eval", _corpus(tmp_path))
+    assert p.returncode == 0, p.stderr
+    out = p.stdout
+    assert "| b1 (100–199) | 2 | 25% | 50% |" in out
+    assert "| b2 (200–299) | 1 | — | 0% |" in out
+    assert "1 test-split misses not listed" in out
+    assert "102-wrong-dev" in out and "201-wrong-test" not in out
