@@ -125,7 +125,7 @@ class Point:
 # What sort of observation a finding is (Finding.kind): decide reasons over these, never over detector ids or prose.
 KINDS = ("traceback", "truncated-traceback", "launcher-summary", "interrupted", "exception-line", "signature",
          "nonfinite", "precursor", "divergence", "spike", "chance", "plateau", "trajectory", "config", "stack",
-         "checkpoint", "stack-dump", "probe", "")
+         "checkpoint", "stack-dump", "probe", "silent-rank", "")
 
 
 @record

@@ -10,6 +10,7 @@ import re
 from typing import List
 
 from trainwreck import lazy_re
+from trainwreck.catalog import families
 from trainwreck.collect.bundle import Bundle
 from trainwreck.model import DIRECT, Finding, Line
 
@@ -26,6 +27,13 @@ _WAITS = [
     ("the GPU (a kernel or copy that does not finish)", lazy_re(r"^(?:synchronize|item|cpu|to|numpy|tolist|cuda)$|cuda/__init__", re.I)),
     ("a lock or queue", lazy_re(r"^(?:acquire|get|join|wait)$", re.I)),
 ]
+
+
+def _family(what: str):
+    """The family by meaning of a wait: a collective that never completes, or a loader that delivers nothing."""
+    fid = "collective-timeout" if "collective" in what else "data-pipeline-deadlock" if "DataLoader" in what else ""
+    fam = families().get(fid)
+    return {"id": fam["id"], "title": fam["title"]} if fam else None
 
 
 def _dump_files(bundle: Bundle):
@@ -84,5 +92,5 @@ def detect(bundle: Bundle) -> List[Finding]:
             label=DIRECT, confidence=0.8, evidence=[frame.source(), header.source()], suggests="stall",
             role="cause", stage="runtime", fixes=fixes, verify_skill="debug",
             verify_hint="py-spy dump --pid <pid> on every rank; the rank not waiting in the collective is the culprit",
-            meaning="A stack dump taken while the run made no progress shows where it waits."))
+            meaning="A stack dump taken while the run made no progress shows where it waits.", family=_family(what)))
     return out
