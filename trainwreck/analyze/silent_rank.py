@@ -64,7 +64,11 @@ def detect(bundle: Bundle) -> List[Finding]:
     last_line: Dict[int, Line] = {}
     own_error: Dict[int, Line] = {}
     horovod: List[Tuple[str, List[int], int, Line]] = []
+    ready: List[Tuple[str, Set[int], int, Line]] = []
+    file_ranks: Set[int] = set()
     for order, line, file_rank in _lines(bundle):
+        if file_rank is not None:
+            file_ranks.add(file_rank)
         text = line.text[:4000]
         rank = line_rank(text)
         rank = file_rank if rank is None else rank
@@ -84,16 +88,27 @@ def detect(bundle: Bundle) -> List[Finding]:
         m = _HVD_MISSING.search(text)
         if m:
             horovod.append((m.group("op"), [int(x) for x in m.group("ranks").split(", ")], order, line))
+        m = _HVD_READY.search(text)
+        if m:
+            ready.append((m.group("op"), {int(x) for x in m.group("ranks").split(", ")}, order, line))
     out: List[Finding] = []
     world = max(world_hint, max(seen) + 1 if seen else 0)
     for (op, seq), by_rank in sorted(timeouts.items(), key=lambda kv: -len(kv[1])):
-        if world < 2 or len(by_rank) != world - 1:
-            continue
+        if len(by_rank) < 2 or len(by_rank) != world - 1:
+            continue  # one rank's timeout alone says nothing about the others: their output may just be missing
         silent = next(r for r in range(world) if r not in by_rank)
+        if file_ranks and silent not in file_ranks:
+            continue  # per-rank logs, and the silent rank's is not here: missing evidence, not silence
         first = sorted(by_rank.values(), key=lambda x: x[0])
         out.append(_finding(silent, set(by_rank), world, f"{op} (SeqNum {seq})", [x[1] for x in first],
                             first[0][0], last_line.get(silent), own_error.get(silent)))
         break  # the largest agreeing group; one suspect per run
+    for op, ranks, order, line in ready if not horovod else []:
+        # Horovod lists the ranks that submitted the op: in a world of N, the one rank not listed never did
+        world_r = max(world_hint, max(ranks) + 1)
+        if len(ranks) == world_r - 1 >= 1:
+            horovod.append((op, [next(r for r in range(world_r) if r not in ranks)], order, line))
+            break
     if not out and horovod:
         op, missing, order, line = horovod[0]
         if len(missing) == 1:
@@ -108,8 +123,8 @@ def _finding(silent: int, reporting: Set[int], world: int, what: str, lines: Lis
     if named_by_log:
         claim = f"rank {silent} never submitted {what} that the other ranks waited on: rank {silent} is the suspect"
     else:
-        claim = (f"{_span_text(reporting, world)} timed out on {what}; rank {silent} did not: rank {silent} never "
-                 f"reached the collective and is the suspect")
+        claim = (f"{_span_text(reporting, world)} reported a collective operation timeout (NCCL watchdog) on "
+                 f"{what}; rank {silent} did not: rank {silent} never reached the collective and is the suspect")
     if error is not None:
         # the silent rank printed an error of its own: that error is the failure; this only says who it was
         return Finding(id="collective.silent-rank", kind="silent-rank", claim=claim + " (it printed an error)",
