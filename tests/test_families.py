@@ -136,3 +136,26 @@ def test_json_report_names_the_family_and_validates(tmp_path):
 def test_every_family_is_described():
     for fam in FAMILIES.values():
         assert len(fam["meaning"]) >= 80 and fam["classification"] in ("OOM", "stall", "crash"), fam["id"]
+
+
+def test_only_an_interrupt_blocked_in_a_wait_says_where_the_run_stalled():
+    res = diagnose(os.path.join(FIXTURES, "data-pipeline-deadlock", "pytorch-ctrl-c-in-dataloader.log"), probe=False)
+    (f,) = [f for f in res.findings if f.id == "interrupt.blocked-wait"]
+    assert "DataLoader" in f.claim and f.label == "HYPOTHESIS"
+    # an exception the code raised inside the loader is its own failure, not a stall
+    raised = diagnose(os.path.join(ROOT, "tests", "data", "tracebacks", "dataloader_worker_keyerror_chain.log"),
+                      probe=False)
+    assert not [f for f in raised.findings if f.id == "interrupt.blocked-wait"]
+    assert raised.diagnosis.classification == "crash"
+
+
+def test_a_message_listing_sigsegv_as_a_possible_cause_is_no_segfault(tmp_path):
+    # Ray's actor-death message (https://github.com/Unakar/Logic-RL/issues/18) lists causes it cannot tell apart
+    log = tmp_path / "train.log"
+    log.write_text("The actor is dead because its worker process has died. Worker exit type: SYSTEM_ERROR Worker exit "
+                   "detail: Worker unexpectedly exits with a connection error code 2. End of file. There are some "
+                   "potential root causes. (1) The process is killed by SIGKILL by OOM killer due to high memory usage. "
+                   "(2) ray stop --force is called. (3) The worker is crashed unexpectedly due to SIGSEGV or other "
+                   "unexpected errors.\n")
+    res = diagnose(str(log), probe=False)
+    assert not [f for f in res.findings if f.id == "segfault"], [f.claim for f in res.findings]

@@ -7,7 +7,7 @@ stuck), a lock, or the GPU (a kernel that never finishes).
 from __future__ import annotations
 
 import re
-from typing import List
+from typing import List, Optional, Tuple
 
 from trainwreck import lazy_re
 from trainwreck.catalog import families
@@ -27,6 +27,15 @@ _WAITS = [
     ("the GPU (a kernel or copy that does not finish)", lazy_re(r"^(?:synchronize|item|cpu|to|numpy|tolist|cuda)$|cuda/__init__", re.I)),
     ("a lock or queue", lazy_re(r"^(?:acquire|get|join|wait)$", re.I)),
 ]
+
+
+def wait_of(func: str, file: str) -> Optional[Tuple[int, str]]:
+    """What a frame waits on, as (precedence, description), or None: a collective, the DataLoader, the GPU, a lock."""
+    return next(((k, w) for k, (w, rx) in enumerate(_WAITS) if rx.search(func) or rx.search(file)), None)
+
+
+def family_of_wait(what: str):
+    return _family(what)
 
 
 def _family(what: str):
@@ -66,8 +75,8 @@ def detect(bundle: Bundle) -> List[Finding]:
                 continue
             for frame, m in _frames(lines, i):
                 where = f"{m.group('func')} ({m.group('file')}:{m.group('line')})"
-                hit = next((k for k, (_w, rx) in enumerate(_WAITS)
-                            if rx.search(m.group("func")) or rx.search(m.group("file"))), None)
+                w = wait_of(m.group("func"), m.group("file"))
+                hit = w[0] if w else None
                 if hit is not None:
                     if best is None or hit < best[0]:
                         best = (hit, _WAITS[hit][0], where, x, frame)
