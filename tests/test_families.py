@@ -159,3 +159,14 @@ def test_a_message_listing_sigsegv_as_a_possible_cause_is_no_segfault(tmp_path):
                    "unexpected errors.\n")
     res = diagnose(str(log), probe=False)
     assert not [f for f in res.findings if f.id == "segfault"], [f.claim for f in res.findings]
+
+
+def test_a_log_that_goes_on_past_initialisation_is_not_stuck_there(tmp_path):
+    res = diagnose(os.path.join(FIXTURES, "rendezvous-timeout", "lightning-stuck-after-init.log"), probe=False)
+    (f,) = [f for f in res.findings if f.id == "log.stuck-after-init"]
+    assert f.label == "HYPOTHESIS" and res.diagnosis.classification == "stall"
+    text = open(os.path.join(FIXTURES, "rendezvous-timeout", "lightning-stuck-after-init.log"), encoding="utf-8").read()
+    progress = open(os.path.join(FIXTURES, "silent-rank", "pytorch-nccl-3ranks.log"), encoding="utf-8").readline()
+    log = tmp_path / "train.log"
+    log.write_text(text + progress)  # a tqdm progress line after the init line: the run went on
+    assert not [f for f in diagnose(str(log), probe=False).findings if f.id == "log.stuck-after-init"]

@@ -18,8 +18,9 @@ from trainwreck.collect.ranks import line_rank
 from trainwreck.model import DIRECT, Finding, Line
 
 # torch ProcessGroupNCCL's watchdog (torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp)
-_NCCL_TIMEOUT = lazy_re(r"Watchdog caught collective operation timeout: WorkNCCL\(SeqNum=(?P<seq>\d+), "
-                        r"OpType=(?P<op>\w+)")
+_NCCL_TIMEOUT = lazy_re(r"(?:Watchdog caught collective operation timeout: |\bWork )WorkNCCL\(SeqNum=(?P<seq>\d+), "
+                        r"OpType=(?P<op>\w+).*?\)(?: ran for \d+ milliseconds before timing out| timed out in "
+                        r"blocking wait)")
 _HVD_MISSING = lazy_re(r"(?P<op>\S+) \[missing ranks: (?P<ranks>\d+(?:, \d+)*)\]")
 _HVD_READY = lazy_re(r"(?P<op>\S+) \[ready ranks: (?P<ranks>\d+(?:, \d+)*)\]")
 _WORLD = [lazy_re(r"(?i)\bworld[_ ]size\s*[=:]\s*(\d+)"), lazy_re(r"\bWORLD_SIZE\s*[=:]\s*(\d+)"),
@@ -123,7 +124,7 @@ def _finding(silent: int, reporting: Set[int], world: int, what: str, lines: Lis
     if named_by_log:
         claim = f"rank {silent} never submitted {what} that the other ranks waited on: rank {silent} is the suspect"
     else:
-        claim = (f"{_span_text(reporting, world)} reported a collective operation timeout (NCCL watchdog) on "
+        claim = (f"{_span_text(reporting, world)} reported a collective operation timeout (NCCL) on "
                  f"{what}; rank {silent} did not: rank {silent} never reached the collective and is the suspect")
     if error is not None:
         # the silent rank printed an error of its own: that error is the failure; this only says who it was
