@@ -251,12 +251,22 @@ def _bare(rows: List[str]) -> List[Finding]:
 
 def test_the_last_bare_exception_line_of_a_log_is_its_error():
     rows = ["ValueError: could not parse config value 'lr'", "step 1 loss 2.3", "[rank1]: KeyError: 'labels'",
-            "step 2 loss 2.2", "[rank3]: RuntimeError: CUDA error: an illegal memory access was encountered",
+            "step 2 loss 2.2", "[rank3]: RuntimeError: The size of tensor a (4) must match the size of tensor b (3)",
             "shutting down"]
     (f,) = _bare(rows)
-    assert f.claim == ("RuntimeError: CUDA error: an illegal memory access was encountered "
+    assert f.claim == ("RuntimeError: The size of tensor a (4) must match the size of tensor b (3) "
                        "(the log's last exception line; no traceback around it)")
     assert f.evidence[0].line == 5 and f.suggests == "crash"
+
+
+def test_a_bare_exception_line_the_catalog_knows_is_the_catalogs_finding():
+    """One line, one cause: the catalog's entry (its class, role, family) speaks for a message it knows; a second,
+    generic "crash" finding on the same line would outvote an entry that calls it a downstream echo."""
+    rows = ["step 2 loss 2.2", "[rank3]: RuntimeError: CUDA error: an illegal memory access was encountered"]
+    assert _bare(rows) == []
+    rows = ["torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1347, "
+            "remote process exited or there was a network error, NCCL version 2.18.5"]  # NVIDIA/nccl#934
+    assert _bare(rows) == []
 
 
 def test_bare_exception_lines_behind_every_launcher_prefix_are_read():

@@ -125,7 +125,7 @@ class Point:
 # What sort of observation a finding is (Finding.kind): decide reasons over these, never over detector ids or prose.
 KINDS = ("traceback", "truncated-traceback", "launcher-summary", "interrupted", "exception-line", "signature",
          "nonfinite", "precursor", "divergence", "spike", "chance", "plateau", "trajectory", "config", "stack",
-         "checkpoint", "stack-dump", "probe", "")
+         "checkpoint", "stack-dump", "probe", "silent-rank", "")
 
 
 @record
@@ -146,7 +146,8 @@ class Finding:
             signature: Optional[str] = None, meaning: str = "", rank: Optional[int] = None,
             relevant: Optional[List[str]] = None, kind: str = "", step: Optional[int] = None,
             precursor_of: Optional[str] = None, consequence_of: Optional[str] = None, wrapper: bool = False,
-            timeout: bool = False, config: Optional[List[Source]] = None, setup: Optional[Dict[str, str]] = None
+            timeout: bool = False, config: Optional[List[Source]] = None, setup: Optional[Dict[str, str]] = None,
+            family: Optional[Dict[str, str]] = None
     ) -> None:
         self.id = id  # catalog signature id or detector id, e.g. "cuda-oom", "metric.first-nonfinite"
         self.claim = claim
@@ -173,6 +174,7 @@ class Finding:
         self.timeout = timeout
         self.config = [] if config is None else config
         self.setup = {} if setup is None else setup  # e.g. {"precision": "fp16", "world_size": "8 ranks"}
+        self.family = family  # the family by meaning ({"id", "title"}, catalog/families.yaml), when known
         if not self.kind:
             self.kind = "signature" if self.signature else ""
         if self.step is None and self.evidence and self.evidence[0].metric is not None:
@@ -205,6 +207,8 @@ class Finding:
             d["stage"] = self.stage
         if self.meaning:
             d["meaning"] = self.meaning
+        if self.family:
+            d["family"] = dict(self.family)
         return d
 
     def brief(self) -> Dict[str, Any]:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import List
 
 from trainwreck import lazy_re
-from trainwreck.analyze.signatures import is_wrapper_message
+from trainwreck.analyze.signatures import MAX_MATCH_CHARS, is_wrapper_message
+from trainwreck.catalog import prefilter
 from trainwreck.collect.bundle import Bundle
 from trainwreck.collect.ranks import launcher_prefix
 from trainwreck.model import DIRECT, Finding
@@ -36,6 +37,8 @@ def detect(bundle: Bundle) -> List[Finding]:
         if last is None:
             continue
         line, m = last
+        if _catalog_matches(line.text):
+            continue  # the catalog's entry for this message is the finding (its class, family and fixes)
         msg = m.group("msg").strip()
         claim = f"{m.group('type')}: {msg[:160]}" if msg else m.group("type")
         out.append(Finding(
@@ -46,6 +49,11 @@ def detect(bundle: Bundle) -> List[Finding]:
                    "--log-dir logs, or PYTHONFAULTHANDLER=1)"],
             verify_skill="debug", kind="exception-line", wrapper=is_wrapper_message(line.text)))
     return out
+
+
+def _catalog_matches(text: str) -> bool:
+    probe = text[:MAX_MATCH_CHARS]
+    return any(sig.match(probe) for sig in prefilter().candidates(probe))
 
 
 def _strip_rank(text: str) -> str:

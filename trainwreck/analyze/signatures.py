@@ -11,7 +11,7 @@ import re
 from typing import Dict, List, Optional
 
 from trainwreck import lazy_re
-from trainwreck.catalog import Signature, line_key, load, prefilter
+from trainwreck.catalog import Signature, family_of, line_key, load, prefilter
 from trainwreck.collect.bundle import Bundle
 from trainwreck.collect.ranks import line_rank
 from trainwreck.model import DIRECT, Finding, Line
@@ -150,6 +150,7 @@ def _finding(h: _Hits) -> Finding:
         rank=first_rank,
         kind="launcher-summary" if sig.launcher_summary else "signature",
         timeout=sig.classification == "stall" and sig.role == "terminal",  # the catalog's timed-out collectives
+        family=family_of(sig),
     )
 
 

@@ -7,9 +7,10 @@ stuck), a lock, or the GPU (a kernel that never finishes).
 from __future__ import annotations
 
 import re
-from typing import List
+from typing import List, Optional, Tuple
 
 from trainwreck import lazy_re
+from trainwreck.catalog import families
 from trainwreck.collect.bundle import Bundle
 from trainwreck.model import DIRECT, Finding, Line
 
@@ -26,6 +27,22 @@ _WAITS = [
     ("the GPU (a kernel or copy that does not finish)", lazy_re(r"^(?:synchronize|item|cpu|to|numpy|tolist|cuda)$|cuda/__init__", re.I)),
     ("a lock or queue", lazy_re(r"^(?:acquire|get|join|wait)$", re.I)),
 ]
+
+
+def wait_of(func: str, file: str) -> Optional[Tuple[int, str]]:
+    """What a frame waits on, as (precedence, description), or None: a collective, the DataLoader, the GPU, a lock."""
+    return next(((k, w) for k, (w, rx) in enumerate(_WAITS) if rx.search(func) or rx.search(file)), None)
+
+
+def family_of_wait(what: str):
+    return _family(what)
+
+
+def _family(what: str):
+    """The family by meaning of a wait: a collective that never completes, or a loader that delivers nothing."""
+    fid = "collective-timeout" if "collective" in what else "data-pipeline-deadlock" if "DataLoader" in what else ""
+    fam = families().get(fid)
+    return {"id": fam["id"], "title": fam["title"]} if fam else None
 
 
 def _dump_files(bundle: Bundle):
@@ -58,8 +75,8 @@ def detect(bundle: Bundle) -> List[Finding]:
                 continue
             for frame, m in _frames(lines, i):
                 where = f"{m.group('func')} ({m.group('file')}:{m.group('line')})"
-                hit = next((k for k, (_w, rx) in enumerate(_WAITS)
-                            if rx.search(m.group("func")) or rx.search(m.group("file"))), None)
+                w = wait_of(m.group("func"), m.group("file"))
+                hit = w[0] if w else None
                 if hit is not None:
                     if best is None or hit < best[0]:
                         best = (hit, _WAITS[hit][0], where, x, frame)
@@ -84,5 +101,5 @@ def detect(bundle: Bundle) -> List[Finding]:
             label=DIRECT, confidence=0.8, evidence=[frame.source(), header.source()], suggests="stall",
             role="cause", stage="runtime", fixes=fixes, verify_skill="debug",
             verify_hint="py-spy dump --pid <pid> on every rank; the rank not waiting in the collective is the culprit",
-            meaning="A stack dump taken while the run made no progress shows where it waits."))
+            meaning="A stack dump taken while the run made no progress shows where it waits.", family=_family(what)))
     return out

@@ -20,6 +20,9 @@ from typing import Any, Dict, List, Optional, Pattern, Sequence, Tuple
 
 CATALOG_DIR = os.path.dirname(os.path.abspath(__file__))
 COMPILED = os.path.join(CATALOG_DIR, "compiled.json")
+# The families by meaning (host memory, GPU memory, collective timeout, ...): each a general description that
+# entries of any file and any framework name with `family:`. Not a list of signatures, so not a catalog file.
+FAMILIES_FILE = "families.yaml"
 FORMAT = 1  # the compiled form's layout; bump it when the layout (not the content) changes
 
 # Gate words: every needle should contain one of them. They are rare in ordinary progress lines
@@ -75,7 +78,7 @@ class Signature(_Record):
 
     _fields = ("id", "family", "title", "classification", "role", "weight", "sources", "needles", "meaning",
                "causes", "fixes", "verify", "examples", "min_count", "stage", "stack", "detail", "overlaps",
-               "launcher_summary")
+               "launcher_summary", "meaning_family")
     __slots__ = _fields + ("_compiled",)
     __hash__ = None  # type: ignore[assignment]  # mutable, compared by value
 
@@ -83,7 +86,8 @@ class Signature(_Record):
                  sources: List[str], needles: Tuple[str, ...], meaning: str, causes: List[str], fixes: List[str],
                  verify: Verify, examples: List[Example], min_count: int = 1, stage: Optional[str] = None,
                  stack: Optional[List[str]] = None, detail: Optional[str] = None,
-                 overlaps: Optional[List[str]] = None, launcher_summary: bool = False) -> None:
+                 overlaps: Optional[List[str]] = None, launcher_summary: bool = False,
+                 meaning_family: Optional[str] = None) -> None:
         self.id, self.family, self.title, self.classification, self.role = id, family, title, classification, role
         self.weight, self.sources, self.needles, self.meaning = weight, sources, needles, meaning
         self.causes, self.fixes, self.verify, self.examples = causes, fixes, verify, examples
@@ -91,6 +95,7 @@ class Signature(_Record):
         self.stack = [] if stack is None else stack
         self.overlaps = [] if overlaps is None else overlaps
         self.launcher_summary = launcher_summary  # a launcher's summary that a worker failed: its error is elsewhere
+        self.meaning_family = meaning_family  # the family by meaning (families.yaml); `family` is the source file
         self._compiled: List[Optional[Pattern[str]]] = []
 
     def _pattern(self, i: int) -> Pattern[str]:
@@ -116,7 +121,8 @@ class Signature(_Record):
 
 def catalog_files() -> List[str]:
     """The YAML sources, in the order their entries are loaded."""
-    return sorted(os.path.join(CATALOG_DIR, f) for f in os.listdir(CATALOG_DIR) if f.endswith(".yaml"))
+    return sorted(os.path.join(CATALOG_DIR, f) for f in os.listdir(CATALOG_DIR)
+                  if f.endswith(".yaml") and f != FAMILIES_FILE)
 
 
 def _signature(entry: Dict[str, Any], family: str) -> Signature:
@@ -144,6 +150,7 @@ def _signature(entry: Dict[str, Any], family: str) -> Signature:
         detail=entry.get("detail"),
         overlaps=list(entry.get("overlaps") or []),
         launcher_summary=bool(entry.get("launcher_summary", False)),
+        meaning_family=entry.get("family"),
     )
 
 
@@ -158,6 +165,11 @@ def signatures(compiled: Dict[str, Any]) -> List[Signature]:
                 raise ValueError(f"duplicate signature id {sig.id!r} in {family} and {seen[sig.id]}")
             seen[sig.id] = family
             sigs.append(sig)
+    known = {f["id"] for f in compiled.get("meaning_families") or []}
+    for sig in sigs:
+        if sig.meaning_family is not None and sig.meaning_family not in known:
+            raise ValueError(f"signature {sig.id!r} names family {sig.meaning_family!r}, which {FAMILIES_FILE} "
+                             "does not define")
     return sigs
 
 
@@ -177,6 +189,18 @@ def load() -> List[Signature]:
 
 def by_id() -> Dict[str, Signature]:
     return {s.id: s for s in load()}
+
+
+@lru_cache(maxsize=1)
+def families() -> Dict[str, Dict[str, Any]]:
+    """The families by meaning, by id: {"id", "title", "classification", "meaning", ...} (families.yaml)."""
+    return {f["id"]: f for f in read_compiled().get("meaning_families") or []}
+
+
+def family_of(sig: Signature) -> Optional[Dict[str, str]]:
+    """The family by meaning a signature belongs to, as the report names it ({"id", "title"}), or None."""
+    fam = families().get(sig.meaning_family or "")
+    return {"id": fam["id"], "title": fam["title"]} if fam else None
 
 
 _DIGITS = bytes.maketrans(b"0123456789", b"##########")  # "#" occurs in no gate or needle

@@ -13,7 +13,7 @@ import os
 import sys
 from typing import Any, Dict, List, Optional
 
-from trainwreck.catalog import COMPILED, FORMAT, catalog_files, read_compiled, signatures
+from trainwreck.catalog import CATALOG_DIR, COMPILED, FAMILIES_FILE, FORMAT, catalog_files, read_compiled, signatures
 from trainwreck.collect.yamlish import loads
 
 REBUILD = "python -m trainwreck.catalog.build"
@@ -32,13 +32,32 @@ def read_file(path: str) -> List[Dict[str, Any]]:
     return data
 
 
-def compile_sources(files: Optional[List[str]] = None) -> Dict[str, Any]:
-    """The compiled form of the YAML sources: {"format", "generated_by", "families": {family: [entry]}}."""
+FAMILY_KEYS = {"id", "title", "classification", "meaning", "not_advice"}
+
+
+def read_families(path: str) -> List[Dict[str, Any]]:
+    """families.yaml: the families by meaning, each {id, title, classification, meaning, not_advice?}."""
+    out = read_file(path)
+    for fam in out:
+        if not isinstance(fam, dict) or not {"id", "title", "classification", "meaning"} <= set(fam) \
+                or set(fam) - FAMILY_KEYS:
+            raise ValueError(f"{path}: a family needs id, title, classification and meaning (and at most "
+                             f"not_advice): {fam!r}"[:300])
+    return out
+
+
+def compile_sources(files: Optional[List[str]] = None, families_path: Optional[str] = None) -> Dict[str, Any]:
+    """The compiled form of the YAML sources: {"format", "generated_by", "families": {file: [entry]},
+    "meaning_families": [family]}."""
     families: Dict[str, List[Dict[str, Any]]] = {}
     for path in files or catalog_files():
         families[os.path.splitext(os.path.basename(path))[0]] = read_file(path)
+    fam_path = families_path or os.path.join(CATALOG_DIR, FAMILIES_FILE)
+    if files and not families_path and os.path.exists(os.path.join(os.path.dirname(files[0]), FAMILIES_FILE)):
+        fam_path = os.path.join(os.path.dirname(files[0]), FAMILIES_FILE)  # a copy of the catalog elsewhere
     compiled = {"format": FORMAT, "generated_by": f"{REBUILD} from trainwreck/catalog/*.yaml; do not edit",
-                "families": families}
+                "families": families,
+                "meaning_families": read_families(fam_path) if os.path.exists(fam_path) else []}
     signatures(compiled)  # validate: every entry becomes a Signature, ids unique
     return compiled
 
@@ -58,6 +77,8 @@ def stale(path: str = COMPILED, files: Optional[List[str]] = None) -> Optional[s
         return None
     changed = sorted(f for f in set(want["families"]) | set(have.get("families", {}))
                      if want["families"].get(f) != have.get("families", {}).get(f))
+    if want["meaning_families"] != have.get("meaning_families"):
+        changed.append(FAMILIES_FILE)
     return (f"trainwreck/catalog/compiled.json is out of date with the YAML sources ({', '.join(changed) or 'header'}); "
             f"rebuild it with `{REBUILD}` and commit it")
 
