@@ -19,16 +19,17 @@ KNOBS = [
                           r"\bfloat32\b|\bfp32\b")),
     ("recompute", lazy_re(r"(?i)checkpointing|recompute|\bremat\b|jax\.checkpoint")),
     ("alloc", lazy_re(r"(?i)expandable_segments|_ALLOC_CONF|max_split_size|TF_GPU_ALLOCATOR")),
-    ("batch", lazy_re(r"(?i)batch[ _-]?size|micro[ _-]?batch|\bbatch\b")),
+    ("batch", lazy_re(r"(?i)batch[ _-]?size|micro[ _-]?batch|effective batch")),
     ("shard", lazy_re(r"(?i)\bZeRO\b|\bFSDP\b|\bshard")),
     ("workers", lazy_re(r"(?i)num_workers|\bworkers?\b|prefetch_factor")),
-    ("shm", lazy_re(r"(?i)shm-size|--ipc=host|/dev/shm|sharing_strategy")),
+    ("shm", lazy_re(r"(?i)shm-size|--ipc=host|/dev/shm")),
     ("seq", lazy_re(r"(?i)sequence length|seq_len|resolution")),
     ("gpu-sharing", lazy_re(r"(?i)other processes|CUDA_VISIBLE_DEVICES|one process per GPU")),
     ("lr", lazy_re(r"(?i)^(?:lower|reduce|decrease|halve)?\s*(?:the\s+)?(?:peak\s+)?(?:lr|learning[ _]rate)\b|"
                    r"\blr\b.*:|\b(?:lower|reduce|decrease|halve) the (?:peak )?(?:lr|learning[ _]rate)\b")),
 ]
 _SEPARATORS = ("; ", ", or ")
+_LIST = (", ",)  # a list inside one alternative ("fewer workers, mmap checkpoints, stream the dataset")
 
 
 def knobs(text: str) -> List[str]:
@@ -42,8 +43,22 @@ def knob_key(text: str) -> frozenset:
     return frozenset(ks) if ks else frozenset([text.split("(")[0].strip().lower()])
 
 
+def covered(part: str, seen: set) -> bool:
+    """True when an earlier fix already turns every knob this alternative turns, and it says nothing else (every
+    item of a comma list names a knob: "fewer workers, mmap checkpoints" still has something new to say; a
+    leading phrase such as "on older PyTorch, set …" is not an item of its own)."""
+    if not knob_key(part) <= seen:
+        return False
+    items = [p for _s, p in split(part, _LIST)]
+    return len(items) == 1 or all(knobs(p) for p in items[1:])
+
+
 def alternatives(text: str) -> List[Tuple[str, str]]:
     """The fix split at top-level '; ' and ', or ' (never inside brackets or quotes): [(separator before, part)]."""
+    return split(text, _SEPARATORS)
+
+
+def split(text: str, separators: Tuple[str, ...]) -> List[Tuple[str, str]]:
     parts: List[Tuple[str, str]] = []
     depth, quote, start, sep, i = 0, "", 0, "", 0
     while i < len(text):
@@ -57,7 +72,7 @@ def alternatives(text: str) -> List[Tuple[str, str]]:
         elif c in ")]}":
             depth = max(0, depth - 1)
         elif depth == 0:
-            hit = next((s for s in _SEPARATORS if text.startswith(s, i)), None)
+            hit = next((s for s in separators if text.startswith(s, i)), None)
             if hit:
                 parts.append((sep, text[start:i]))
                 sep, start = hit, i + len(hit)

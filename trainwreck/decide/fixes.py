@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Dict, List, Optional, Set
 
-from trainwreck.analyze.knobs import alternatives, join, knob_key
+from trainwreck.analyze.knobs import alternatives, covered, join, knob_key
 from trainwreck.model import DIRECT, HYPOTHESIS, Finding
 
 MAX_FIXES = 8
@@ -21,10 +21,8 @@ def _new_part(text: str, seen: Set[str]) -> Optional[str]:
     """The fix less its alternatives whose every knob an earlier fix already turns; None when nothing is left."""
     keep = []
     for sep, part in alternatives(text):
-        key = knob_key(part)
-        if key <= seen:
-            continue
-        keep.append((sep, part))
+        if not covered(part, seen):
+            keep.append((sep, part))
     if not keep:
         return None
     return text if len(keep) == len(alternatives(text)) else join(keep)
