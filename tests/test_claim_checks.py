@@ -106,6 +106,13 @@ def test_fragmentation_at_a_sliver_of_the_card_is_only_a_hypothesis():
     assert oa.fragmentation(n)[0] == oa.DIRECT_OK
 
 
+def test_allocator_advice_goes_when_the_numbers_rule_fragmentation_out():
+    d, _ = _run("hip-oom-small-cache")  # 75.82 MiB reserved-unallocated + 780.24 MiB free < the 3.31 GiB request
+    assert d["classification"] == "OOM" and not any("expandable_segments" in f for f in _fixes(d))
+    d, _ = _run("npu-oom-fragmented")  # 57.55 GiB reserved − 49.47 GiB allocated = 8.08 GiB > the 5.03 GiB request
+    assert any("PYTORCH_NPU_ALLOC_CONF=expandable_segments" in f for f in _fixes(d))
+
+
 def test_older_and_npu_spellings_give_the_same_numbers():
     old = oa.parse("RuntimeError: CUDA out of memory. Tried to allocate 1.69 GiB (GPU 0; 14.56 GiB total capacity; "
                    "649.97 MiB already allocated; 1.31 GiB free; 1.01 GiB reserved in total by PyTorch)")
@@ -147,8 +154,8 @@ def test_mixed_precision_advice_stays_when_the_config_says_fp32():
     assert any("bf16/fp16 mixed precision" in f for f in _fixes(d))
 
 
-def _bundle(lines=(), configs=None, series=None):
-    b = Bundle(root="/nonexistent", target="run")
+def _bundle(lines=(), configs=None, series=None, facts=None):
+    b = Bundle(root="/nonexistent", target="run", facts=dict(facts or {}))
     b.logs = [LogText("train.log", 1, [Line("train.log", i + 1, t) for i, t in enumerate(lines)], True)]
     for path, kv in (configs or {}).items():
         b.configs[path] = [ConfigEntry(k, v, i + 1, path, f"{k}: {v}") for i, (k, v) in enumerate(kv)]
@@ -204,6 +211,14 @@ def test_adam_advice_stays_on_an_adamw_run():
 ])
 def test_optimizer_is_read_from_config_log_lines_and_never_assumed(lines, configs, want):
     got = optimizer(_bundle(lines, configs))
+    assert (got[0] if got else None) == want
+
+
+@pytest.mark.parametrize("header,want", [("epoch,lr-SGD,step,train_loss", "sgd"),
+                                         ("epoch,lr-AdamW/pg1,step,train_loss", "adam"), ("epoch,lr,step", None)])
+def test_the_lr_column_name_shows_the_optimizer(header, want):
+    b = _bundle(facts={"metric_names:metrics.csv": Source("metrics.csv", 1, header)})
+    got = optimizer(b)
     assert (got[0] if got else None) == want
 
 
