@@ -86,6 +86,8 @@ def test_no_fragmentation_when_reserved_plus_free_is_less_than_the_request(run):
     assert not _direct(d, "GPU memory fragmentation")
     assert any(t.startswith("not fragmentation") for _, t, _ in _claims(d))
     assert not any("expandable_segments" in f or "max_split_size" in f for f in _fixes(d))
+    meanings = [c.get("meaning", "") for c in d["causes"] + d["contributing_factors"]]
+    assert not any("fragmentation rather than raw demand" in m for m in meanings)  # nor in what it "means"
 
 
 @pytest.mark.parametrize("run", ["gpu-oom-fragmentation-real", "gpu-oom-fp32-other-process"])

@@ -112,22 +112,26 @@ def _numbers(f: Finding) -> Optional[oa.OomNumbers]:
 
 def _as_context(f: Finding, why: str) -> None:
     """What the numbers do show replaces a claim they contradict; it stays as context, with no fixes."""
-    f.claim, f.label, f.role, f.suggests = why, DIRECT, "context", None
+    f.claim, f.label, f.role, f.suggests, f.meaning = why, DIRECT, "context", None, ""
     f.fixes, f.relevant, f.verify_skill, f.verify_hint = [], [], None, None
+
+
+def _demote(f: Finding, why: str) -> None:
+    f.label, f.confidence = HYPOTHESIS, round(f.confidence * 0.6, 3)
+    f.meaning = f"Hypothesis: {f.meaning}" if f.meaning else f.meaning
+    f.add_note(why)
 
 
 def _check_fragmentation(f: Finding, n: Optional[oa.OomNumbers]) -> None:
     got = oa.fragmentation(n) if n is not None else None
     if got is None:
-        f.label = HYPOTHESIS
-        f.add_note("the message's numbers (request, reserved but unallocated) could not be checked")
+        _demote(f, "the message's numbers (request, reserved but unallocated) could not be checked")
         return
     verdict, why = got
     if verdict == oa.DIRECT_OK:
         f.add_note(why)
     elif verdict == oa.HYPOTHESIS_ONLY:
-        f.label, f.confidence = HYPOTHESIS, round(f.confidence * 0.6, 3)
-        f.add_note(why)
+        _demote(f, why)
     else:
         _as_context(f, why)
 
@@ -135,8 +139,7 @@ def _check_fragmentation(f: Finding, n: Optional[oa.OomNumbers]) -> None:
 def _check_other_process(f: Finding, n: Optional[oa.OomNumbers]) -> None:
     got = oa.other_processes(n) if n is not None else None
     if got is None:
-        f.label = HYPOTHESIS
-        f.add_note("whether the process named is the trainer itself could not be checked")
+        _demote(f, "whether the process named is the trainer itself could not be checked")
         return
     verdict, others, why = got
     if verdict == oa.DIRECT_OK:

@@ -108,8 +108,8 @@ def fragmentation(n: OomNumbers) -> Optional[Tuple[str, str]]:
     on_card = f" ({share:.1%} of the {human(n.total)} card)" if share is not None else ""
     if u >= r:
         if share is None or share >= FRAG_SHARE:
-            return DIRECT_OK, (f"{human(u)} reserved by PyTorch but unallocated{on_card} is more than the "
-                               f"{human(r)} request: the memory was there, but not in one block")
+            return DIRECT_OK, (f"that covers the {human(r)} request{on_card}: the memory was there, but not in "
+                               "one block")
         return HYPOTHESIS_ONLY, (f"{human(u)} reserved but unallocated covers the {human(r)} request, but it is only "
                                  f"{share:.1%} of the {human(n.total)} card: defragmenting would gain little")
     if n.free is not None and u + n.free >= r - ROUNDING - r // 200:
