@@ -25,6 +25,8 @@ def detectors() -> Tuple:
 
 
 def analyze(bundle: Bundle) -> List[Finding]:
+    """Every detector's findings, then the claim checks (claim_checks.py): no DIRECT claim that the numbers or
+    the config it cites contradict."""
     findings: List[Finding] = []
     for mod in detectors():
         try:
@@ -32,4 +34,11 @@ def analyze(bundle: Bundle) -> List[Finding]:
         except Exception as exc:  # a broken detector must not take the diagnosis down
             short = mod.__name__.rsplit(".", 1)[-1]
             bundle.note(f"detector {short} failed ({type(exc).__name__}: {str(exc)[:100]}); its checks were skipped")
-    return findings
+    from trainwreck.analyze import claim_checks
+    try:
+        return claim_checks.check(bundle, findings)
+    except Exception as exc:  # unchecked claims are not trusted: they keep their place but lose DIRECT
+        bundle.note(f"claim checks failed ({type(exc).__name__}: {str(exc)[:100]}); no claim was verified")
+        for f in findings:
+            f.label = "HYPOTHESIS"
+        return findings

@@ -6,9 +6,13 @@ from __future__ import annotations
 
 from typing import List, Optional
 
+from trainwreck.analyze.run_setup import optimizer
 from trainwreck.collect.bundle import Bundle
 from trainwreck.model import DIRECT, HYPOTHESIS, ConfigEntry, Finding, Source
 
+# the lr above which each optimizer family's lr is called high, and how the claim names the family
+HIGH_LR = {"adam": (3e-3, "an Adam-type optimizer"), "sgd": (1.0, "SGD"), "other": (1.0, "most optimizers"),
+           None: (1.0, "most setups")}
 _NULL = {"", "null", "none", "~", "0", "0.0", "false"}
 
 
@@ -43,6 +47,26 @@ def bf16_enabled(bundle: Bundle) -> bool:
     return bool(e and "bf16" in e.value.lower() or e and "bfloat16" in e.value.lower())
 
 
+def _high_lr(bundle: Bundle) -> List[Finding]:
+    """An lr that is high for the optimizer the run uses. Optimizer-specific words only when the config, a log
+    line or a metric name shows the optimizer; an unknown one is never assumed to be Adam."""
+    lr_e = bundle.config("lr", "learning_rate", "base_lr", "max_lr", "peak_lr")
+    lr = _num(lr_e)
+    if lr_e is None or lr is None:
+        return []
+    opt = optimizer(bundle)
+    kind, name, where = opt if opt else (None, "", None)
+    limit, what = HIGH_LR.get(kind, HIGH_LR[None])
+    if lr < limit:
+        return []
+    claim = f"lr {lr:g} is high for {what} (optimizer: {name})" if kind else \
+        f"lr {lr:g} is high for {what} (the optimizer is not stated)"
+    ev = [_src(lr_e)] + ([where] if where is not None else [])
+    return [Finding(id="config.high-lr", claim=claim, label=HYPOTHESIS, confidence=0.45 if kind else 0.3,
+                    evidence=ev, role="factor", relevant=["NaN", "divergence"],
+                    fixes=[f"{lr_e.key}: {lr / 3:.1e} (a third), or add warmup"])]
+
+
 def detect(bundle: Bundle) -> List[Finding]:
     out: List[Finding] = []
     if not bundle.configs:
@@ -65,16 +89,7 @@ def detect(bundle: Bundle) -> List[Finding]:
             id="config.no-clip", claim=f"{clip.key.rsplit('.', 1)[-1]}: {clip.value or 'null'} (no gradient clipping)",
             label=DIRECT, confidence=0.5, evidence=[_src(clip)], role="factor", relevant=["NaN", "divergence"],
             fixes=[f"{clip.key}: 1.0  (expect grad_norm to stay bounded)"]))
-    lr_e = bundle.config("lr", "learning_rate", "base_lr", "max_lr", "peak_lr")
-    lr = _num(lr_e)
-    if lr_e is not None and lr is not None:
-        opt = bundle.config("optimizer", "optim", "name") if bundle.config("optimizer", "optim") else None
-        adam = opt is None or "adam" in opt.value.lower() or "lamb" in opt.value.lower()
-        if (adam and lr >= 3e-3) or lr >= 0.1:
-            out.append(Finding(
-                id="config.high-lr", claim=f"lr {lr:g} is high for {'an Adam-type optimizer' if adam else 'most setups'}",
-                label=HYPOTHESIS, confidence=0.45, evidence=[_src(lr_e)], role="factor",
-                relevant=["NaN", "divergence"], fixes=[f"{lr_e.key}: {lr / 3:.1e} (a third), or add warmup"]))
+    out.extend(_high_lr(bundle))
     warm = bundle.config("warmup_steps", "warmup_iters", "lr_warmup_steps", "num_warmup_steps", "warmup_ratio",
                          "warmup")
     if warm is not None and warm.value.lower() in _NULL:

@@ -81,8 +81,11 @@ def lr_anomalies(points: Sequence[Point], unstable: bool = False,
         if top > 0 and vals[0] >= 0.9 * top:
             ev = [src(p0, "lr")] + ([warmup_cfg] if warmup_cfg is not None else [])
             cfg = f"; config {warmup_cfg.text.strip()}" if warmup_cfg is not None else ""
+            # "peak" is the series maximum: the first value is called that only when it is the maximum
+            start = f"at its peak {fmt(top)}" if vals[0] >= top else \
+                f"at {fmt(vals[0])}, {vals[0] / top:.0%} of its maximum {fmt(top)},"
             out.append(Finding("metric.lr-anomaly",
-                               f"lr is already at its peak {fmt(top)} at step {p0.step}, the first logged point: "
+                               f"lr is already {start} at step {p0.step}, the first logged point: "
                                f"no warmup{cfg}", DIRECT, 0.35, ev, role="factor", stage="runtime",
                                order=order_of(p0, i0), fixes=["add a warmup (e.g. 1–5% of the steps)"],
                                meaning="Hypothesis: starting at the full lr lets early, large updates destabilise "

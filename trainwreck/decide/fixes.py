@@ -1,36 +1,43 @@
 """Fix candidates, most likely first: the direct factors' first fix, then the primary cause's fixes, then the
-others'. Fixes that change the same knob count once, whoever proposed them."""
+others'. Fixes that turn the same knob count once, whoever proposed them: the first one kept is the best
+evidenced (a DIRECT factor citing the config line comes before the catalog's generic advice). A fix that offers
+alternatives ("…, or …"; "…; …") keeps only the alternatives whose knobs no earlier fix turns."""
 from __future__ import annotations
 
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Set
 
-from trainwreck import lazy_re
+from trainwreck.analyze.knobs import alternatives, covered, join, knob_key
 from trainwreck.model import DIRECT, HYPOTHESIS, Finding
 
 MAX_FIXES = 8
-_TOPICS = [("clip", lazy_re(r"(?i)clip|max_grad_norm")), ("warmup", lazy_re(r"(?i)warm-?up")),
-           ("bf16", lazy_re(r"(?i)\bbf16|bfloat16")), ("recompute", lazy_re(r"(?i)checkpointing|recompute")),
-           ("alloc", lazy_re(r"(?i)expandable_segments|PYTORCH_CUDA_ALLOC_CONF")),
-           ("lr", lazy_re(r"(?i)^(?:lower|reduce|decrease)?\s*(?:the\s+)?(?:peak\s+)?(?:lr|learning[ _]rate)\b|\blr\b.*:"))]
 
 
 def fix_topic(text: str) -> str:
-    """The knob a fix turns (fix texts come from the catalog and the detectors, not from the logs)."""
-    for topic, rx in _TOPICS:
-        if rx.search(text):
-            return topic
-    return text.split("(")[0].strip().lower()
+    """The knobs a fix turns, as one key (fix texts come from the catalog and the detectors, not from the logs)."""
+    return "+".join(sorted(knob_key(text)))
+
+
+def _new_part(text: str, seen: Set[str]) -> Optional[str]:
+    """The fix less its alternatives whose every knob an earlier fix already turns; None when nothing is left."""
+    keep = []
+    for sep, part in alternatives(text):
+        if not covered(part, seen):
+            keep.append((sep, part))
+    if not keep:
+        return None
+    return text if len(keep) == len(alternatives(text)) else join(keep)
 
 
 def rank_fixes(primary: Optional[Finding], causes: List[Finding], factors: List[Finding]) -> List[Dict]:
     fixes: List[Dict] = []
-    seen = set()
+    seen: Set[str] = set()
 
     def add(text: str, why: Finding, label: str) -> None:
-        k = fix_topic(text)
-        if k in seen:
+        text = _new_part(text, seen)
+        if text is None:
             return
-        seen.add(k)
+        for _sep, part in alternatives(text):
+            seen.update(knob_key(part))
         fixes.append({"fix": text, "because": why.claim, "source": why.id,
                       "label": label, "evidence": [e.cite() for e in why.evidence[:2]]})
 

@@ -46,6 +46,8 @@ def read(bundle, entry, ctx) -> None:
             ctx.record(f, "metrics")
             return
         names = [canonical(c) for c in cols]
+        # the column names as written ("lr-SGD", "lr-AdamW"): canonical names lose what they say about the setup
+        bundle.facts.setdefault(f"metric_names:{rel}", first[0].source())
         step_i = next((i for i, c in enumerate(cols) if c.strip() in STEP_COLUMNS), None)
         metric_cols = [i for i, n in enumerate(names) if n]
 

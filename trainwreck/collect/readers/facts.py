@@ -54,6 +54,10 @@ def read(bundle, entry, ctx) -> None:
                 for k in ("python", "gpu", "gpu_count", "cuda", "host", "program", "startedAt", "os"):
                     if k in meta and isinstance(meta[k], (str, int, float)):
                         bundle.facts[f"wandb.{k}"] = Source(rel, None, f"{k}: {meta[k]}")
+                args = meta.get("args")
+                if isinstance(args, list) and all(isinstance(a, (str, int, float)) for a in args):
+                    # the launch arguments (--bf16, --optim adamw_torch …): what the run was set up with
+                    bundle.facts["wandb.args"] = Source(rel, None, "args: " + " ".join(str(a) for a in args)[:4000])
             ctx.record(f, "facts")
             return
         for line in lines[:MAX_LINES]:
