@@ -10,7 +10,7 @@ from typing import List, Tuple
 
 from trainwreck.analyze.chance_level import class_count, expected_loss, nearest_k
 from trainwreck.analyze.trajectory_shape import COMMON_K
-from trainwreck.analyze.trajectory_stats import median  # statistics.median's result, without its imports
+from trainwreck.analyze.trajectory_stats import epochs_by_line, late, median
 from trainwreck.collect.bundle import Bundle
 from trainwreck.model import DIRECT, Finding
 
@@ -26,8 +26,16 @@ def _last(bundle: Bundle, name: str, n: int = 5):
 
 def detect(bundle: Bundle) -> List[Finding]:
     cfg = class_count(bundle)
-    ks: Tuple[int, ...] = (cfg[0],) if cfg else COMMON_K
     acc = _last(bundle, "accuracy")
+    # K from the data when the config does not give it: the accuracy's 1/K (the loss must then sit at ln K too)
+    k_acc = None
+    if acc:
+        a = median(p.value for p in acc)
+        frac = a / 100.0 if max(p.value for p in acc) > 1.5 else a
+        if 0.0005 <= frac <= 0.5:
+            k_acc = int(round(1.0 / frac))
+    ks: Tuple[int, ...] = (cfg[0],) if cfg else COMMON_K + ((k_acc,) if k_acc and k_acc >= 2 else ())
+    epochs = epochs_by_line(bundle)
     for name in ("eval_loss", "loss"):
         pts = _last(bundle, name)
         if not pts or len(pts) < 2:
@@ -42,13 +50,14 @@ def detect(bundle: Bundle) -> List[Finding]:
             a = median(p.value for p in acc)
             chance = 100.0 / k if max(p.value for p in acc) > 1.5 else 1.0 / k
             acc_ok = abs(a - chance) <= max(0.25 * chance, 0.01 if chance < 1 else 1.0)
-        late = pts[-1].step is not None and pts[-1].step >= 1000  # at step 10 a loss of ln(K) is expected
-        if not (acc_ok or (flat and len(pts) >= 3 and late)):
+        # at step 10 a loss of ln(K) is expected; at step 1000 or after two epochs it is not
+        if not (acc_ok or (flat and len(pts) >= 3 and late(pts[-1], epochs))):
             continue
         claim = (f"{name} stays at {level:.4g} ≈ ln({k}) = {expected_loss(k):.4g}"
                  + (f" and accuracy at {median(p.value for p in acc):.4g} ≈ chance (1/{k})" if acc_ok else "")
                  + f": the model predicts uniformly over {k} classes, it is not learning"
-                 + ("" if cfg else f" (K={k} inferred from the loss, not from the config)"))
+                 + ("" if cfg else f" (K={k} inferred from the {'accuracy' if k == k_acc and acc_ok else 'loss'}, "
+                                   "not from the config)"))
         ev = [pts[0].source, pts[-1].source] + ([acc[-1].source] if acc_ok else []) + ([cfg[1]] if cfg else [])
         return [Finding(
             id="metric.chance-level", claim=claim, label=DIRECT, confidence=0.75 if acc_ok else 0.55, evidence=ev,

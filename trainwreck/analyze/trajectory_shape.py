@@ -9,11 +9,12 @@ from bisect import bisect_left, insort
 from itertools import accumulate
 from typing import List, Optional, Sequence, Tuple
 
-from trainwreck.analyze.chance_level import at_chance, nearest_k
+from trainwreck.analyze.chance_level import at_chance, nearest_k, tolerance
 from trainwreck.analyze.trajectory_stats import (
     MAD_SCALE,
     diff_noise,
     finite_points,
+    flat_from,
     fmt,
     mad,
     median,
@@ -216,6 +217,11 @@ def plateau(points: Sequence[Point], name: str = "loss",
     if flat is None:
         return []
     level, sigma = flat
+    # date the plateau where the loss became flat, not where the window looked at starts
+    ks_here = [k_config[0]] if k_config is not None else [k for k in COMMON_K if at_chance(level, k, late_few)]
+    windowed = seg is not fp
+    band = max(3 * sigma, FLAT_TREND * abs(level) * 2, tolerance(ks_here[0], late_few) if ks_here else 0.0)
+    seg = fp[flat_from([p.value for _, p in fp], level, band):] if not late_few else seg
     (a, pa), (b, pb) = seg[0], seg[-1]
     where_ = span(pa, a, pb, b)
     ev = [src(pa, name), src(pb, name)]
@@ -241,12 +247,12 @@ def plateau(points: Sequence[Point], name: str = "loss",
                             meaning="A loss stuck at ln(K) means uniform predictions over K classes: not learning.")]
     if late_few:
         return []
-    if seg is not fp and _flat([p.value for _, p in fp]) is None:
+    if windowed and _flat([p.value for _, p in fp]) is None:
         return []  # flat only at the end, not at chance: a converged run looks like this
     first = fp[0][1]
     if n < PLATEAU_POINTS or (first.step is not None and first.step > PLATEAU_FROM):
         return []  # a short or mid-run window: flat there says nothing about whether the run learns
-    claim = f"{name} has not moved: flat at {fmt(level)} (±{fmt(sigma)}) over all {n} logged points ({where_ if seg is fp else span(fp[0][1], fp[0][0], pb, b)})"
+    claim = f"{name} has not moved: flat at {fmt(level)} (±{fmt(sigma)}) over all {n} logged points ({span(fp[0][1], fp[0][0], pb, b)})"
     return [Finding("metric.plateau", claim, DIRECT, 0.3, [src(fp[0][1], name), src(pb, name)], suggests="stall",
                     role="symptom", stage="runtime", order=order_of(fp[0][1], fp[0][0]), fixes=fixes,
                     meaning="The loss is not decreasing; not at a known chance level, so the model may be stuck "

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Dict, List, Optional, Tuple
 
 from trainwreck import lazy_re
-from trainwreck.collect.metricnames import STEP_KEYS, canonical
+from trainwreck.collect.metricnames import STEP_KEYS, core, extra
 
 Result = Tuple[Optional[int], Dict[str, float]]
 
@@ -71,19 +71,26 @@ def _resolve(key: str) -> Optional[str]:
         return hit
     words = key.lower().split(" ")
     found: Optional[str] = None
-    for i in range(len(words)):
-        cand = " ".join(words[i:])
-        name = _ALIASES.get(cand) if cand in _ALIASES else canonical(cand)
-        if name is None and (cand in _STEP_WORDS or cand.replace(" ", "_") in _STEP_WORDS):
-            name = _ITER if cand in _ITER_WORDS else _STEP
-        if name is None and cand == "epoch":
-            name = "epoch"
-        if name is not None:
-            if i > 0 and words[i - 1] in _MODIFIERS:
-                name = None
-            found = name
-            break
-        if i >= 4:
+    # a core name at any suffix first (`avg train loss` is the loss), then components / task metrics
+    for lookup in (core, extra):
+        for i in range(len(words)):
+            cand = " ".join(words[i:])
+            if lookup is core:
+                name = _ALIASES.get(cand) if cand in _ALIASES else core(cand)
+                if name is None and (cand in _STEP_WORDS or cand.replace(" ", "_") in _STEP_WORDS):
+                    name = _ITER if cand in _ITER_WORDS else _STEP
+                if name is None and cand == "epoch":
+                    name = "epoch"
+            else:
+                name = extra(cand) if len(words) - i <= 3 else None
+            if name is not None:
+                if i > 0 and words[i - 1] in _MODIFIERS:
+                    name = None
+                found = name
+                break
+            if i >= 4:
+                break
+        if found is not None or any(w in _MODIFIERS for w in words[-2:-1]):
             break
     if len(_key_cache) > 4096:
         _key_cache.clear()
