@@ -108,6 +108,22 @@ def detect(bundle: Bundle) -> List[Finding]:
     out: List[Finding] = []
     epochs = epochs_by_line(bundle)
     pinned = _pinned(bundle)
+    # zero reward spread: every sampled completion of a prompt gets the same reward
+    for name in ("reward_std", "frac_reward_zero_std"):
+        r = _finite(bundle.best_series(name))
+        stuck = 0.0 if name == "reward_std" else 1.0
+        if len(r) >= 2 and r[-1].value == stuck:
+            i = _stuck_tail(r, lambda a, b: a == b)
+            run = r[i:]
+            if _enough(len(run), len(r)):
+                what = "reward_std is exactly 0" if stuck == 0.0 else "frac_reward_zero_std is 1 (every group)"
+                out.append(_finding("metric.reward-std-zero", f"{what} at every one of {len(run)} points from "
+                                    f"{_at(run[0])} to {_at(run[-1])}", len(run), 0.8,
+                                    [run[0].source, run[-1].source], run[0],
+                                    "All completions of a prompt get the same reward, so every group-relative "
+                                    "advantage is 0 and the policy gets no learning signal (reward function "
+                                    "always 0 or always 1, a format check nothing passes)."))
+                break
     # a loss (or a loss component) frozen to every printed digit, or exactly 0
     for name in sorted(bundle.series):
         if name != "loss" and role(name) != "component":
@@ -121,7 +137,7 @@ def detect(bundle: Bundle) -> List[Finding]:
         if not _enough(len(run), len(pts)):
             continue
         if v == 0.0:
-            if name != "loss":
+            if name != "loss" or out:  # (a GRPO loss is 0 when the reward spread is: that finding says why)
                 continue  # a component at 0 is often by design (YOLOX's l1_loss before its last epochs)
             early = not late(run[0], epochs, step=1000, epoch=1.0) and (run[0].step is not None or bool(epochs))
             floor = next((p for p in pinned), None)
@@ -157,22 +173,6 @@ def detect(bundle: Bundle) -> List[Finding]:
                                 [run[0].source, run[-1].source], run[0],
                                 "No gradient reaches the parameters: nothing is trained (frozen or detached "
                                 "parameters, a loss that does not depend on them, every target masked)."))
-    # zero reward spread: every sampled completion of a prompt gets the same reward
-    for name in ("reward_std", "frac_reward_zero_std"):
-        r = _finite(bundle.best_series(name))
-        stuck = 0.0 if name == "reward_std" else 1.0
-        if len(r) >= 2 and r[-1].value == stuck:
-            i = _stuck_tail(r, lambda a, b: a == b)
-            run = r[i:]
-            if _enough(len(run), len(r)):
-                what = "reward_std is exactly 0" if stuck == 0.0 else "frac_reward_zero_std is 1 (every group)"
-                out.append(_finding("metric.reward-std-zero", f"{what} at every one of {len(run)} points from "
-                                    f"{_at(run[0])} to {_at(run[-1])}", len(run), 0.7,
-                                    [run[0].source, run[-1].source], run[0],
-                                    "All completions of a prompt get the same reward, so every group-relative "
-                                    "advantage is 0 and the policy gets no learning signal (reward function "
-                                    "always 0 or always 1, a format check nothing passes)."))
-                break
     # a task metric pinned at its floor or ceiling while the loss barely moves
     moving = _loss_barely_moves(bundle) if pinned else None
     if pinned and moving and not any(f.id == "metric.loss-exactly-zero" for f in out):

@@ -19,6 +19,7 @@ from trainwreck.analyze.trajectory_stats import (
     mad,
     median,
     order_of,
+    points_confidence,
     rolling_median,
     span,
     src,
@@ -76,7 +77,7 @@ def divergence(points: Sequence[Point], name: str = "loss", before_nan: Optional
     (im, pm), (io, po), pl = fp[j], fp[on], fp[-1][1]
     ipk, ppk = max(fp[on:], key=lambda t: t[1].value)
     big = (level - m) >= abs(m) or (sigma > 0 and (level - m) >= 8 * sigma)
-    conf = (0.75 if big else 0.6) if baseline else 0.5
+    conf = points_confidence(n, (0.75 if big else 0.6) if baseline else 0.5)  # a short series says less
     claim = (f"{name} rose from its minimum {fmt(pm.value)} ({where(pm, im)}) to a median of {fmt(level)} over "
              f"the last {k_tail} points (peak {fmt(ppk.value)} at {where(ppk, ipk)}); above {fmt(floor)} since "
              f"{where(po, io)}, a sustained rise, not a single spike")
@@ -174,8 +175,11 @@ def spikes(points: Sequence[Point], name: str = "loss", limit: int = 3,
             claim += f" and had not come back within {RECOVER_WITHIN} points"
         if len(found) > limit and ratio == found[limit - 1][0]:
             claim += f" ({len(found)} spikes in all)"
+        # a spike that came back is a trajectory observation (kind "trajectory"): decide never makes it the run's
+        # failure; one that did not come back is kind "spike", which may count as divergence
         out.append(Finding(f"metric.{'gradnorm' if name == 'grad_norm' else 'loss'}-spike", claim, DIRECT,
                            0.4 if back is not None else 0.5, ev_src, role="factor",
+                           kind="trajectory" if back is not None else "",
                            stage="runtime" if name != "eval_loss" else "evaluation", order=order_of(pa, a),
                            meaning="A transient spike that recovered is a warning sign, not the failure."
                            if back is not None else "A spike that did not come back down."))

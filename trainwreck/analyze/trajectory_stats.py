@@ -176,7 +176,7 @@ def points_confidence(n: int, full: float) -> float:
     """Confidence that grows with the number of points a verdict rests on, up to `full` (30+ points)."""
     if n >= 30:
         return full
-    scale = 0.6 if n <= 3 else 0.7 if n <= 5 else 0.8 if n <= 10 else 0.9
+    scale = 0.55 if n <= 3 else 0.65 if n <= 5 else 0.75 if n <= 10 else 0.85
     return round(max(0.35, full * scale), 2)
 
 

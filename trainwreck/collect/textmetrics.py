@@ -22,6 +22,7 @@ Result = Tuple[Optional[int], Dict[str, float]]
 # A metric line has a key separator, one of a few words (tested with `in` on the lower-cased line: the
 # fastest test Python has) and a digit, `nan` or `inf`.
 _DIGIT = lazy_re(r"\d")
+_WS_ONLY = lazy_re(r"(?i)(?:^|[\s|_])loss[ \t]+[-+]?\d*\.\d")  # `loss 7.512` in a line without `:` or `=`
 
 # -- the key / value grammar -----------------------------------------------------------------------------------
 _NUM = (r"[-+]?(?:\d{1,3}(?:,\d{3})+(?![\d.])|(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)"
@@ -265,8 +266,9 @@ def extract(text: str) -> Optional[Result]:
 
     `\\r`-separated tqdm updates: the last segment that has metrics wins. Never raises."""
     try:
-        if "=" not in text and ":" not in text and "scale to" not in text:
-            return None
+        if "=" not in text and ":" not in text and "scale to" not in text and not (
+                ("oss " in text or "oss\t" in text or "OSS " in text) and _WS_ONLY.search(text)):
+            return None  # (an epoch summary such as `| epoch 003 | loss 7.512 | ppl 182.5` has no separator)
         if "\r" in text:
             for seg in reversed(text.split("\r")):
                 low = _candidate(seg)
