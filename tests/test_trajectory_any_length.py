@@ -316,3 +316,54 @@ def test_a_healthy_falling_loss_is_no_anomaly_at_any_length(tmp_path, n):
     r, rep = run(tmp_path)
     assert rep["classification"] == "unclear"
     assert not [f for f in r.findings if f.suggests in ("divergence", "stall")]
+
+
+def test_an_epoch_jump_that_never_comes_back_is_divergence(tmp_path):
+    # Keras' epoch lines (`<n>/<n> [====] - 6702s - loss: … - acc: …`): the loss more than doubles at one epoch and
+    # is still far above its best many epochs later
+    (tmp_path / "train.log").write_text("".join(
+        f"1563/1563 [==============================] - 61s 39ms/step - loss: {lo} - acc: {a}\n"
+        for lo, a in [(0.4412, 0.85), (0.9630, 0.71), (0.8101, 0.74), (0.6634, 0.79)]))
+    _r, rep = run(tmp_path)
+    assert rep["classification"] == "divergence"
+    assert "never came back" in rep["primary_cause"]["summary"]
+
+
+def test_a_jump_that_comes_back_to_its_best_is_not_divergence(tmp_path):
+    (tmp_path / "train.log").write_text("".join(
+        f"1563/1563 [==============================] - 61s 39ms/step - loss: {lo} - acc: {a}\n"
+        for lo, a in [(0.4412, 0.85), (0.9630, 0.71), (0.5101, 0.83), (0.4301, 0.86)]))
+    assert run(tmp_path)[1]["classification"] == "unclear"
+
+
+def test_a_loss_repeating_only_by_rounding_is_not_constant(tmp_path):
+    # printed with two decimals, a slowly converging loss repeats its last digits: not a frozen model
+    (tmp_path / "train.log").write_text("".join(
+        f"step {s} loss={lo}\n" for s, lo in [(100, "0.61"), (200, "0.55"), (300, "0.52"), (400, "0.52"),
+                                             (500, "0.52"), (600, "0.52")]))
+    assert run(tmp_path)[1]["classification"] == "unclear"
+
+
+def test_loss_exactly_zero_late_in_a_long_run_without_a_stuck_metric_is_not_stall(tmp_path):
+    # a memorised training set ends at a loss of 0.0000: nothing says the model did not learn
+    rows = [{"step": s, "loss": round(max(0.0, 1.2 - s / 4000), 4)} for s in range(0, 9000, 500)]
+    jsonl(tmp_path, rows)
+    rep = run(tmp_path)[1]
+    assert rep["classification"] == "unclear", rep["primary_cause"]
+
+
+def test_a_metric_at_its_floor_while_the_loss_falls_fast_is_not_pinned(tmp_path):
+    jsonl(tmp_path, [{"epoch": e, "loss": 3.0 * 0.6 ** e, "map50": 0.0} for e in range(4)])
+    r, _rep = run(tmp_path)
+    assert not [f for f in r.findings if f.id == "metric.task-metric-pinned"]
+
+
+def test_loss_and_accuracy_at_chance_are_dated_where_the_loss_reached_chance(tmp_path):
+    rnd = random.Random(9)
+    k = 7
+    rows = [{"step": s, "loss": round(3.5 - s * 0.08 if s < 20 else math.log(k) + rnd.gauss(0, 0.004), 4),
+             "accuracy": round(1 / k + rnd.gauss(0, 0.004), 4)} for s in range(200)]
+    jsonl(tmp_path, rows)
+    r, rep = run(tmp_path)
+    f = next(f for f in r.findings if f.id == "metric.chance-level")
+    assert f.evidence[0].step <= 25, f.claim

@@ -35,6 +35,7 @@ SPIKE_WINDOW = 50  # rolling window (previous points) for the spike baseline
 SPIKE_Z = 6.0  # robust z-score of a spike …
 SPIKE_REL = {"loss": 0.3, "eval_loss": 0.3, "grad_norm": 3.0}  # … and its rise relative to the baseline median
 RECOVER_WITHIN = 20  # points after a spike in which the value must come back to the baseline
+SINGLE_BATCH = 2  # a recovered spike this many points wide is one bad batch: healthy
 FLAT_TREND = 0.01  # plateau: median of the last third within 1% of the first third …
 FLAT_SPREAD = 0.05  # … and robust σ within 5% of the level
 PLATEAU_POINTS = 20  # a plateau not at chance level needs this many points …
@@ -155,10 +156,10 @@ def spikes(points: Sequence[Point], name: str = "loss", limit: int = 3,
         ipk = max((e[0] for e in ev), key=lambda k: xs[k])
         back = next((k for k in range(i1 + 1, min(n, i1 + 1 + RECOVER_WITHIN))
                      if xs[k] <= med + max(3 * sig, 0.1 * abs(med))), None)
-        found.append((xs[ipk] / med, i0, ipk, back, med))
+        found.append((xs[ipk] / med, i0, ipk, back, med, i1 - i0 + 1))
     found.sort(key=lambda t: -t[0])
     out: List[Finding] = []
-    for ratio, i0, ipk, back, med in found[:limit]:
+    for ratio, i0, ipk, back, med, width in found[:limit]:
         if back is None and skip_unrecovered:
             continue
         (a, pa), pb = fp[i0], fp[ipk][1]
@@ -175,11 +176,13 @@ def spikes(points: Sequence[Point], name: str = "loss", limit: int = 3,
             claim += f" and had not come back within {RECOVER_WITHIN} points"
         if len(found) > limit and ratio == found[limit - 1][0]:
             claim += f" ({len(found)} spikes in all)"
-        # a spike that came back is a trajectory observation (kind "trajectory"): decide never makes it the run's
-        # failure; one that did not come back is kind "spike", which may count as divergence
+        # a one- or two-point spike that came back (one bad batch, in a per-step or an epoch-averaged log) is a
+        # trajectory observation (kind "trajectory"): decide never makes it the run's failure. A longer episode,
+        # or one that did not come back, is kind "spike", which may count as divergence.
+        benign = back is not None and width <= SINGLE_BATCH
         out.append(Finding(f"metric.{'gradnorm' if name == 'grad_norm' else 'loss'}-spike", claim, DIRECT,
                            0.4 if back is not None else 0.5, ev_src, role="factor",
-                           kind="trajectory" if back is not None else "",
+                           kind="trajectory" if benign else "",
                            stage="runtime" if name != "eval_loss" else "evaluation", order=order_of(pa, a),
                            meaning="A transient spike that recovered is a warning sign, not the failure."
                            if back is not None else "A spike that did not come back down."))
