@@ -229,7 +229,15 @@ def test_loss_exactly_zero_with_the_metric_at_its_floor_is_stall(tmp_path, n):
     jsonl(tmp_path, [{"step": 50 * (i + 1), "loss": 0.0, "accuracy": 0.0} for i in range(n)])
     _r, rep = run(tmp_path)
     assert rep["classification"] == "stall"
-    assert "exactly 0" in rep["primary_cause"]["summary"]
+    assert "loss is exactly 0" in rep["primary_cause"]["summary"]
+    assert "accuracy" in rep["primary_cause"]["summary"]  # the metric at its floor is named with it
+
+
+def test_loss_exactly_zero_from_the_first_steps_is_stall(tmp_path):
+    (tmp_path / "train.log").write_text("".join(f"step {s} loss=0.0000 lr=1.0e-04\n" for s in range(10, 60, 10)))
+    _r, rep = run(tmp_path)
+    assert rep["classification"] == "stall"
+    assert "loss is exactly 0" in rep["primary_cause"]["summary"]
 
 
 @pytest.mark.parametrize("n", [3, 10, 1000])
@@ -367,3 +375,36 @@ def test_loss_and_accuracy_at_chance_are_dated_where_the_loss_reached_chance(tmp
     r, rep = run(tmp_path)
     f = next(f for f in r.findings if f.id == "metric.chance-level")
     assert f.evidence[0].step <= 25, f.claim
+
+
+def test_components_in_a_lightning_csv_are_read(tmp_path):
+    # Lightning's GAN example logs `g_loss` and `d_loss`; CSVLogger writes them as columns
+    d = tmp_path / "lightning_logs" / "version_0"
+    d.mkdir(parents=True)
+    rnd = random.Random(11)
+    with open(d / "metrics.csv", "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["d_loss", "epoch", "g_loss", "step"])
+        for i in range(60):
+            w.writerow([f"{max(0.01, 0.7 - 0.02 * i):.4f}", i // 10, f"{0.7 + 0.1 * i + rnd.gauss(0, 0.02):.4f}",
+                        49 + 50 * i])
+    _r, rep = run(tmp_path)
+    assert rep["classification"] == "divergence"
+    assert "g_loss" in rep["primary_cause"]["summary"]
+
+
+def test_a_loss_creeping_up_to_ln_k_over_epochs_is_not_learning(tmp_path):
+    # epoch-level records (`{"train_loss": …, "epoch": e}`, no step): after two epochs, a loss that does not fall
+    # and sits at ln(1000) is a model that predicts uniformly
+    jsonl(tmp_path, [{"train_loss": 6.2 + 0.7 * (1 - 0.75 ** e), "epoch": e} for e in range(12)], name="log.jsonl")
+    _r, rep = run(tmp_path)
+    assert rep["classification"] == "stall"
+    assert "ln(1000)" in rep["primary_cause"]["summary"]
+
+
+def test_an_excerpt_ending_at_an_astronomical_loss_is_divergence(tmp_path):
+    rows = [{"step": 100 * (i + 1), "loss": 2.0 - 0.01 * i} for i in range(9)] + [{"step": 1000, "loss": 3.1e6}]
+    jsonl(tmp_path, rows)
+    _r, rep = run(tmp_path)
+    assert rep["classification"] == "divergence"
+    assert "orders of magnitude" in rep["primary_cause"]["summary"]

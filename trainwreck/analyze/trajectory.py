@@ -7,12 +7,13 @@ The detectors live in trajectory_nonfinite / trajectory_shape / trajectory_sched
 """
 from __future__ import annotations
 
+import math
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from trainwreck.analyze import trajectory_nonfinite as nf
 from trainwreck.analyze import trajectory_schedule as sched
 from trainwreck.analyze import trajectory_shape as shape
-from trainwreck.analyze.chance_level import class_count
+from trainwreck.analyze.chance_level import class_count, nearest_k, tolerance
 from trainwreck.analyze.trajectory_stats import clean, finite_points, fmt, is_finite, nonfinite, nonfinite_word, where
 from trainwreck.collect.bundle import Series
 from trainwreck.collect.metricnames import CORE_NAMES, role
@@ -103,6 +104,19 @@ def _component_divergence(bundle, loss: List[Point], told: bool) -> List[Finding
     return out
 
 
+def _rose_to_chance(points: List[Point], k_config) -> bool:
+    """The loss rose, but only to the chance level ln(K) (K from the config, else a common size) and its
+    minimum never went far below it: a model collapsing to uniform predictions, not one that learned and blew
+    up."""
+    fin = [p.value for _i, p in finite_points(points)]
+    if len(fin) < 3:
+        return False
+    tail = sorted(fin[-3:])[1]
+    ks = [k_config[0]] if k_config else shape.COMMON_K
+    k = nearest_k(tail, ks)
+    return k is not None and min(fin) >= 0.85 * math.log(k) and max(fin[-3:]) <= math.log(k) + tolerance(k)
+
+
 def detect(bundle) -> List[Finding]:
     out: List[Finding] = []
     onsets = [nf.find_onset(m, bundle.series.get(m) or []) for m in ("loss", "grad_norm")]
@@ -140,6 +154,8 @@ def detect(bundle) -> List[Finding]:
         div = shape.divergence(pre, "loss", before_nan=_onset_text(onset) if onset is not None else None)
         for f in div:  # a rise that ends in NaN is the NaN's precursor
             f.kind, f.precursor_of = "divergence", ("NaN" if onset is not None else None)
+        if div and onset is None and _rose_to_chance(pre, class_count(bundle)):
+            div = []  # never left the chance neighbourhood, ends at ln(K): not learning (chance.py says so)
         out.extend(div)
         out.extend(_kind(shape.spikes(pre, "loss", skip_unrecovered=bool(div) or onset is not None), "spike"))
         out.extend(_kind(shape.plateau(pre, "loss", class_count(bundle)), "plateau"))
