@@ -1,31 +1,44 @@
 """Short-series blow-ups: a gradient norm or loss that jumped by orders of magnitude and stayed there.
 
 The trajectory detectors need enough points for robust statistics; real reports often quote only a
-handful of steps around the failure (`grad_norm 0.3 → 63 → 156 → 290 → 372`). A sustained jump of two or
-more orders of magnitude in a finite series is a divergence whatever the number of points.
+handful of steps around the failure (`grad_norm 0.3 → 63 → 156 → 290 → 372`), or a few per-epoch summary
+lines. A sustained jump in a finite series is a divergence whatever the number of points; the verdict's
+confidence says how few points it rests on. Every loss series is looked at: each rank's, and each loss
+component's (`loss_cls`, `loss_g`, …); a component that rises while the total loss falls is a trade-off
+between terms, reported as a factor.
 """
 from __future__ import annotations
 
 import math
-from typing import List
+from typing import List, Optional, Tuple
 
-from trainwreck.analyze.trajectory_stats import median  # statistics.median's result, without its imports
-from trainwreck.collect.bundle import Bundle
-from trainwreck.model import DIRECT, Finding
+from trainwreck.analyze.trajectory_stats import few_words, fmt, median, points_confidence
+from trainwreck.collect.bundle import Bundle, Series
+from trainwreck.collect.metricnames import role
+from trainwreck.model import DIRECT, Finding, Point
 
 GRAD_FACTOR = 50.0  # last point vs the baseline
+GRAD_JUMP = 100.0  # a grad-norm jump this large anywhere, with the loss doubled, is a blow-up even if it came back
 LOSS_FACTOR = 3.0
+SUSTAINED = (2.0, 1.3)  # peak ≥ 2× the minimum and every later point ≥ 1.3× it: the loss never came back
+IMPLAUSIBLE = 1000.0  # a finite loss this many times its own first value is no longer a loss a model can have
 HUGE_GRAD = 1e8  # finite gradient norms this large mean the run has already blown up
+SHORT = 8  # fewer loss points than this: the shape detector says nothing, this module does
+FIXES = ["lower the learning rate 2–3×, or lengthen the warmup", "clip gradients at 1.0 (max_grad_norm / "
+         "gradient_clip_val)", "rewind to the last checkpoint before the rise"]
 
 
-def _finite(series):
-    """Finite points in order; one per step (a step printed by two log formats counts once)."""
+def _finite(series: Optional[Series]) -> List[Point]:
+    """Finite points before the first non-finite one, in order; one per step (a step printed by two log
+    formats counts once)."""
     if not series:
         return []
-    out = []
+    out: List[Point] = []
     for p in series.points:
-        if not (isinstance(p.value, float) and math.isfinite(p.value)):
+        if not isinstance(p.value, (int, float)) or isinstance(p.value, bool):
             continue
+        if not math.isfinite(p.value):
+            break
         if out and p.step is not None and out[-1].step == p.step:
             out[-1] = p
         else:
@@ -33,76 +46,161 @@ def _finite(series):
     return out
 
 
-def detect(bundle: Bundle) -> List[Finding]:
+def _has_nonfinite(series: Optional[Series]) -> bool:
+    return bool(series) and any(not math.isfinite(p.value) for p in series.points)
+
+
+def _at(p: Point) -> str:
+    return f"step {p.step}" if p.step is not None else p.source.cite()
+
+
+def _finding(fid: str, claim: str, conf: float, ev: list, order, component: bool = False) -> Finding:
+    return Finding(id=fid, claim=claim, label=DIRECT, confidence=conf, evidence=[e for e in ev if e is not None],
+                   suggests=None if component else "divergence", role="factor" if component else "cause",
+                   stage="runtime", order=order, kind="divergence", verify_skill="loss-spike-rollback", fixes=FIXES,
+                   meaning="The loss climbed away from its best value and did not come back: the optimisation "
+                           "diverged." if not component else
+                           "One loss term rose while the total loss fell: the terms trade off; watch it, it is "
+                           "not the failure by itself.")
+
+
+def implausible(lp: List[Point]) -> Optional[Tuple[int, float]]:
+    """(index of the first implausible point, its ratio to the first value) when a positive loss reached
+    IMPLAUSIBLE × its first value and its last point is still ≥ √IMPLAUSIBLE × it."""
+    if len(lp) < 2 or lp[0].value <= 0:
+        return None
+    first = lp[0].value
+    i = next((k for k, p in enumerate(lp) if p.value >= IMPLAUSIBLE * first), None)
+    if i is None or lp[-1].value < math.sqrt(IMPLAUSIBLE) * first:
+        return None
+    return i, lp[i].value / first
+
+
+def _loss_rules(name: str, lp: List[Point], component: bool) -> List[Finding]:
+    """Jump, creep, sustained rise and implausible magnitude on one short finite loss series."""
+    n = len(lp)
+    big = implausible(lp)
+    if big is not None and n < SHORT * 5:
+        i, ratio = big
+        claim = (f"{name} reached {fmt(lp[i].value)} at {_at(lp[i])}, {fmt(ratio)}× its first value "
+                 f"{fmt(lp[0].value)} ({_at(lp[0])}), and is {fmt(lp[-1].value)} at {_at(lp[-1])}: orders of "
+                 f"magnitude above any loss this run started from{few_words(n)}")
+        return [_finding("metric.loss-implausible", claim, points_confidence(n, 0.85),
+                         [lp[i].source, lp[0].source, lp[-1].source], lp[i].step, component)]
+    if not 3 <= n < SHORT:
+        return []
+    i_lo = min(range(n), key=lambda i: lp[i].value)
+    lo = lp[i_lo].value
+    after = lp[i_lo + 1:]
+    if lo <= 0 or not after:
+        return []
+    peak = max(after, key=lambda p: p.value)
+    jump = len(after) >= 2 and all(p.value >= LOSS_FACTOR * lo for p in after[-2:])
+    creep = len(after) >= 3 and all(b.value > a.value for a, b in zip(after, after[1:])) and after[-1].value >= 1.1 * lo
+    sustained = (len(after) >= 2 and peak.value >= SUSTAINED[0] * lo
+                 and all(p.value >= SUSTAINED[1] * lo for p in after))
+    if not (jump or creep or sustained):
+        return []
+    if jump:
+        how, full = f"and stayed ≥ {LOSS_FACTOR:g}× its minimum", 0.75
+    elif creep:
+        how, full = f"rising at every one of the last {len(after)} points", 0.65
+    else:
+        how, full = (f"(peak {fmt(peak.value)} at {_at(peak)}) and never came back within "
+                     f"{round((SUSTAINED[1] - 1) * 100)}% of its minimum"), 0.6
+    claim = f"{name} rose from {lo:.4g} ({_at(lp[i_lo])}) to {lp[-1].value:.4g} ({_at(lp[-1])}) {how}{few_words(n)}"
+    return [_finding("metric.loss-blowup", claim, points_confidence(n, full), [after[0].source, lp[i_lo].source,
+                                                                                lp[-1].source], after[0].step,
+                     component)]
+
+
+def _total_falls(bundle: Bundle) -> bool:
+    """The total loss is logged and ends at (or near) its minimum: a rising component is a trade-off."""
+    lp = _finite(bundle.best_series("loss"))
+    return len(lp) >= 3 and lp[-1].value <= 1.1 * min(p.value for p in lp) and lp[-1].value < lp[0].value
+
+
+def _grad_rules(bundle: Bundle, gp: List[Point], lp: List[Point]) -> List[Finding]:
     out: List[Finding] = []
-    g = bundle.best_series("grad_norm")
-    loss = bundle.best_series("loss")
-    for s in (g, loss):
-        if s and any(not math.isfinite(p.value) for p in s.points):
-            return []  # a non-finite value makes this a NaN story, told by the trajectory detectors
-    gp = _finite(g)
     if 3 <= len(gp) < 40:
-        base = median(p.value for p in gp[: max(1, len(gp) // 3)])
+        base = median([p.value for p in gp[: max(1, len(gp) // 3)]])
         tail = gp[-3:] if len(gp) >= 5 else gp[-2:]
-        if base > 0 and gp[-1].value >= GRAD_FACTOR * base and all(p.value >= 10 * base for p in tail):
-            lp = _finite(loss)
-            rose = bool(lp) and min(p.value for p in lp) > 0 and lp[-1].value >= 1.5 * min(p.value for p in lp)
+        rose = bool(lp) and min(p.value for p in lp) > 0 and lp[-1].value >= 1.5 * min(p.value for p in lp)
+        doubled = bool(lp) and min(p.value for p in lp) > 0 and lp[-1].value >= 2 * min(p.value for p in lp)
+        stayed = base > 0 and gp[-1].value >= GRAD_FACTOR * base and all(p.value >= 10 * base for p in tail)
+        jumped = base > 0 and doubled and max(p.value for p in gp) >= GRAD_JUMP * base
+        if stayed or jumped:
             first = next(p for p in gp if p.value >= 10 * base)
-            claim = (f"grad_norm jumped {base:.3g} → {gp[-1].value:.3g} (×{gp[-1].value / base:.3g}) from "
-                     f"{_at(first)} and stayed up" + (f"; loss rose {min(p.value for p in lp):.3g} → "
-                                                      f"{lp[-1].value:.3g}" if rose else ""))
+            top = gp[-1] if stayed else max(gp, key=lambda p: p.value)
+            claim = (f"grad_norm jumped {base:.3g} → {top.value:.3g} (×{top.value / base:.3g}) from {_at(first)}"
+                     + (" and stayed up" if stayed else "") + (f"; loss rose {min(p.value for p in lp):.3g} → "
+                                                               f"{lp[-1].value:.3g}" if rose else "")
+                     + few_words(len(gp)))
+            conf = points_confidence(len(gp), 0.8 if rose else 0.65)
             out.append(Finding(
-                id="metric.gradnorm-explosion", claim=claim, label=DIRECT, confidence=0.7 if rose else 0.55,
-                evidence=[first.source, gp[-1].source] + ([lp[-1].source] if rose else []), suggests="divergence",
+                id="metric.gradnorm-explosion", claim=claim, label=DIRECT, confidence=conf,
+                evidence=[first.source, top.source] + ([lp[-1].source] if rose else []), suggests="divergence",
                 role="cause", stage="runtime", order=first.step, kind="divergence",
                 fixes=["clip gradients at 1.0 (max_grad_norm / gradient_clip_val)",
                        "lower the learning rate 2–3× for this phase, or lengthen warmup",
                        "rewind to the last checkpoint before the jump and skip the batches that preceded it"],
                 verify_skill="loss-spike-rollback",
                 meaning="Gradients grew by orders of magnitude and did not come back: the optimisation diverged."))
-    if not out and len(gp) >= 2:
+    if not out and gp:
         recent = sorted(p.value for p in gp[-3:])
         if recent[len(recent) // 2] >= HUGE_GRAD:
             first = next(p for p in gp if p.value >= HUGE_GRAD)
+            n = len(gp)
             out.append(Finding(
                 id="metric.gradnorm-huge", claim=f"grad_norm is astronomically large: {first.value:.3g} at "
-                f"{_at(first)}, {gp[-1].value:.3g} at {_at(gp[-1])} (finite, but no healthy run has norms "
-                f"near {HUGE_GRAD:.0e})", label=DIRECT, confidence=0.6, evidence=[first.source, gp[-1].source],
+                f"{_at(first)}" + (f", {gp[-1].value:.3g} at {_at(gp[-1])}" if gp[-1] is not first else "")
+                + f" (finite, but no healthy run has norms near {HUGE_GRAD:.0e}){few_words(n)}", label=DIRECT,
+                confidence=max(0.45, points_confidence(n, 0.7)), evidence=[first.source, gp[-1].source],
                 suggests="divergence", role="cause", stage="runtime", order=first.step, kind="divergence",
                 verify_skill="loss-spike-rollback",
                 fixes=["clip gradients at 1.0", "lower the learning rate; check for a missing normalisation layer or "
                        "an unscaled loss (sum instead of mean)"]))
+    return out
+
+
+def detect(bundle: Bundle) -> List[Finding]:
+    loss = bundle.best_series("loss")
+    if _has_nonfinite(loss):
+        return []  # a non-finite loss makes this a NaN story, told by the trajectory detectors
     lp = _finite(loss)
-    if not out and 3 <= len(lp) < 8:
-        lo = min(p.value for p in lp)
-        i_lo = min(range(len(lp)), key=lambda i: lp[i].value)
-        after = lp[i_lo + 1:]
-        jump = len(after) >= 2 and lo > 0 and all(p.value >= LOSS_FACTOR * lo for p in after[-2:])
-        creep = (len(after) >= 3 and all(b.value > a.value for a, b in zip(after, after[1:]))
-                 and lo > 0 and after[-1].value >= 1.1 * lo)
-        if jump or creep:
-            how = (f"and stayed ≥ {LOSS_FACTOR:g}× its minimum" if jump
-                   else f"rising at every one of the last {len(after)} points")
-            out.append(Finding(
-                id="metric.loss-blowup", claim=f"loss rose from {lo:.4g} ({_at(lp[i_lo])}) to {lp[-1].value:.4g} "
-                f"({_at(lp[-1])}) {how}", label=DIRECT, confidence=0.55 if jump else 0.45,
-                evidence=[lp[i_lo].source, lp[-1].source], suggests="divergence", role="cause", stage="runtime", kind="divergence",
-                order=after[0].step, verify_skill="loss-spike-rollback",
-                fixes=["lower the learning rate 2–3×", "clip gradients at 1.0"]))
+    out = _grad_rules(bundle, _finite(bundle.best_series("grad_norm")), lp)
+    if out:
+        return out
+    # every loss series: each rank's (a diverging rank hides behind a healthy one) and each component's
+    falls = None
+    seen = set()
+    for name in sorted(bundle.series):
+        if name != "loss" and role(name) != "component":
+            continue
+        for s in sorted(bundle.series[name], key=lambda x: not any(p.step is not None for p in x.points[:3])):
+            if _has_nonfinite(s):
+                continue
+            pts = _finite(s)
+            key = tuple(p.value for p in pts)
+            if key in seen:
+                continue  # the same values logged by two writers (a log and a metrics file)
+            seen.add(key)
+            component = name != "loss"
+            if component and falls is None:
+                falls = _total_falls(bundle)
+            label = name + (f" on {s.path.rsplit('[', 1)[1].rstrip(']')}" if s.path.endswith("]") and "[rank " in s.path
+                            else "")
+            out.extend(_loss_rules(label, pts, component and bool(falls)))
     if not out and len(lp) == 2 and lp[0].value > 0 and lp[1].value >= 2 * lp[0].value:
         acc = _finite(bundle.best_series("accuracy"))
         collapsed = len(acc) >= 2 and acc[0].value > 0 and acc[-1].value <= 0.5 * acc[0].value
         if collapsed or lp[1].value >= 4 * lp[0].value:
             out.append(Finding(
                 id="metric.loss-blowup", claim=f"loss jumped {lp[0].value:.4g} → {lp[1].value:.4g}"
-                + (f" while accuracy fell {acc[0].value:.4g} → {acc[-1].value:.4g}" if collapsed else ""),
-                label=DIRECT, confidence=0.45 if collapsed else 0.4,
+                + (f" while accuracy fell {acc[0].value:.4g} → {acc[-1].value:.4g}" if collapsed else "")
+                + few_words(2), label=DIRECT, confidence=0.45 if collapsed else 0.4,
                 evidence=[lp[0].source, lp[1].source] + ([acc[-1].source] if collapsed else []),
                 suggests="divergence", role="cause", kind="divergence",
                 stage="runtime", order=lp[1].step, verify_skill="loss-spike-rollback",
                 fixes=["lower the learning rate 2–3×", "clip gradients at 1.0"]))
     return out
-
-
-def _at(p) -> str:
-    return f"step {p.step}" if p.step is not None else p.source.cite()

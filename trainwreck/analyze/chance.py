@@ -8,9 +8,9 @@ from __future__ import annotations
 import math
 from typing import List, Tuple
 
-from trainwreck.analyze.chance_level import class_count, expected_loss, nearest_k
+from trainwreck.analyze.chance_level import class_count, expected_loss, nearest_k, tolerance
 from trainwreck.analyze.trajectory_shape import COMMON_K
-from trainwreck.analyze.trajectory_stats import median  # statistics.median's result, without its imports
+from trainwreck.analyze.trajectory_stats import epochs_by_line, flat_from, late, median, points_confidence
 from trainwreck.collect.bundle import Bundle
 from trainwreck.model import DIRECT, Finding
 
@@ -24,10 +24,22 @@ def _last(bundle: Bundle, name: str, n: int = 5):
     return s.points[-n:]
 
 
+def _at(p) -> str:
+    return f"step {p.step}" if p.step is not None else p.source.cite()
+
+
 def detect(bundle: Bundle) -> List[Finding]:
     cfg = class_count(bundle)
-    ks: Tuple[int, ...] = (cfg[0],) if cfg else COMMON_K
     acc = _last(bundle, "accuracy")
+    # K from the data when the config does not give it: the accuracy's 1/K (the loss must then sit at ln K too)
+    k_acc = None
+    if acc:
+        a = median(p.value for p in acc)
+        frac = a / 100.0 if max(p.value for p in acc) > 1.5 else a
+        if 0.0005 <= frac <= 0.5:
+            k_acc = int(round(1.0 / frac))
+    ks: Tuple[int, ...] = (cfg[0],) if cfg else COMMON_K + ((k_acc,) if k_acc and k_acc >= 2 else ())
+    epochs = epochs_by_line(bundle)
     for name in ("eval_loss", "loss"):
         pts = _last(bundle, name)
         if not pts or len(pts) < 2:
@@ -42,17 +54,24 @@ def detect(bundle: Bundle) -> List[Finding]:
             a = median(p.value for p in acc)
             chance = 100.0 / k if max(p.value for p in acc) > 1.5 else 1.0 / k
             acc_ok = abs(a - chance) <= max(0.25 * chance, 0.01 if chance < 1 else 1.0)
-        late = pts[-1].step is not None and pts[-1].step >= 1000  # at step 10 a loss of ln(K) is expected
-        if not (acc_ok or (flat and len(pts) >= 3 and late)):
+        # at step 10 a loss of ln(K) is expected; at step 1000 or after two epochs it is not
+        if not (acc_ok or (flat and len(pts) >= 3 and late(pts[-1], epochs))):
             continue
+        # the stretch at ln(K) that ends the series starts where the loss reached it, not at the last few points
+        whole = [p for p in bundle.best_series(name).points if math.isfinite(p.value)]
+        start = whole[flat_from([p.value for p in whole], expected_loss(k), tolerance(k))]
+        n_at = len(whole) - whole.index(start)
         claim = (f"{name} stays at {level:.4g} ≈ ln({k}) = {expected_loss(k):.4g}"
+                 + (f" from {_at(start)} to {_at(whole[-1])} ({n_at} points)" if start is not pts[-1] else "")
                  + (f" and accuracy at {median(p.value for p in acc):.4g} ≈ chance (1/{k})" if acc_ok else "")
                  + f": the model predicts uniformly over {k} classes, it is not learning"
-                 + ("" if cfg else f" (K={k} inferred from the loss, not from the config)"))
-        ev = [pts[0].source, pts[-1].source] + ([acc[-1].source] if acc_ok else []) + ([cfg[1]] if cfg else [])
+                 + ("" if cfg else f" (K={k} inferred from the {'accuracy' if k == k_acc and acc_ok else 'loss'}, "
+                                   "not from the config)"))
+        ev = [start.source, pts[-1].source] + ([acc[-1].source] if acc_ok else []) + ([cfg[1]] if cfg else [])
+        conf = max(0.45, points_confidence(n_at, 0.75 if acc_ok else 0.55))
         return [Finding(
-            id="metric.chance-level", claim=claim, label=DIRECT, confidence=0.75 if acc_ok else 0.55, evidence=ev,
-            suggests="stall", role="symptom", stage="runtime", order=pts[0].step, verify_skill="init-loss-check",
+            id="metric.chance-level", claim=claim, label=DIRECT, confidence=conf, evidence=ev,
+            suggests="stall", role="symptom", stage="runtime", order=start.step, verify_skill="init-loss-check",
             kind="chance",
             fixes=["overfit one small batch: the loss must fall far below ln(K) within ~100 steps",
                    "check that labels line up with inputs (shuffle, collate, label column) and the number of classes",

@@ -42,13 +42,25 @@ def nearest_k(level: float, ks: Iterable[int], few_points: bool = False) -> Opti
     return min(near)[1] if near else None
 
 
-def initial_loss_verdict(first: float, k: int) -> Dict[str, object]:
-    """Is a first logged loss what a freshly initialised model over k classes gives? ok True/False with why."""
+STILL_AT_CHANCE_POINTS = 3  # a series this long whose last value is still ln(K) never left chance level
+
+
+def initial_loss_verdict(first: float, k: int, last: Optional[float] = None, n: int = 1,
+                         last_at: str = "") -> Dict[str, object]:
+    """Is a first logged loss what a freshly initialised model over k classes gives? ok True/False with why.
+
+    With the last logged value of a series of `n` points: a loss that starts at ln(k) and is still there at
+    its last point is not 'OK' — the wiring may be right, but the model never learned anything."""
     exp = expected_loss(k)
     ratio = first / exp
     out: Dict[str, object] = {"expected": round(exp, 4), "k": k, "ratio": round(ratio, 3)}
     lo, hi = INIT_BAND
-    if lo <= ratio <= hi:
+    if lo <= ratio <= hi and last is not None and n >= STILL_AT_CHANCE_POINTS and at_chance(last, k):
+        out.update(ok=False, still_at_chance=True,
+                   verdict=f"first loss {first:.4g} matches ln({k}) = {exp:.4g} as a fresh model's should, but the "
+                   f"loss is still {last:.4g} ≈ ln({k}) at its last logged point{f' ({last_at})' if last_at else ''}"
+                   f", {n} points later: it never left chance level, the model is not learning")
+    elif lo <= ratio <= hi:
         out.update(ok=True, verdict=f"first loss {first:.4g} matches ln({k}) = {exp:.4g}: initialisation and "
                    "loss wiring look right")
     elif ratio < lo:

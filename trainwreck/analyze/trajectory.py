@@ -7,14 +7,16 @@ The detectors live in trajectory_nonfinite / trajectory_shape / trajectory_sched
 """
 from __future__ import annotations
 
+import math
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from trainwreck.analyze import trajectory_nonfinite as nf
 from trainwreck.analyze import trajectory_schedule as sched
 from trainwreck.analyze import trajectory_shape as shape
-from trainwreck.analyze.chance_level import class_count
-from trainwreck.analyze.trajectory_stats import clean, finite_points, is_finite, nonfinite, nonfinite_word, where
+from trainwreck.analyze.chance_level import class_count, nearest_k, tolerance
+from trainwreck.analyze.trajectory_stats import clean, finite_points, fmt, is_finite, nonfinite, nonfinite_word, where
 from trainwreck.collect.bundle import Series
+from trainwreck.collect.metricnames import CORE_NAMES, role
 from trainwreck.model import Finding, Point, Source
 
 WARMUP_KEYS = ("warmup_steps", "num_warmup_steps", "lr_warmup_steps", "warmup_iters", "warmup_ratio", "warmup")
@@ -58,12 +60,76 @@ def _kind(findings: List[Finding], kind: str) -> List[Finding]:
     return findings
 
 
+def _finite_blowup_before(loss: List[Point], onset: nf.Onset) -> Optional[str]:
+    """'6.87 → 4.8e9 by step 600' when the loss, finite at every point, rose ≥ 100× its running minimum before
+    the onset (by step, else by line in the same file)."""
+    if not loss or not all(is_finite(p.value) for p in loss):
+        return None
+    op = onset.point
+    if op.step is not None and all(p.step is not None for p in loss):
+        pre = [p for p in loss if p.step < op.step]
+    elif op.source is not None and op.source.line is not None:
+        pre = [p for p in loss if p.source is not None and p.source.path == op.source.path
+               and p.source.line is not None and p.source.line < op.source.line]
+    else:
+        return None
+    lo = None
+    for i, p in enumerate(pre):
+        lo = p if lo is None or p.value < lo.value else lo
+        if lo.value > 0 and p.value >= 100 * lo.value:
+            return f"{fmt(lo.value)} → {fmt(p.value)} by {where(p, i)}"
+    return None
+
+
+def _component_divergence(bundle, loss: List[Point], told: bool) -> List[Finding]:
+    """A sustained rise of one loss component (`loss_g`, `loss_cls`, …). When the total loss is logged and
+    falls, the rise is a trade-off between terms (a VAE's KL, a GAN's generator loss as the discriminator
+    improves): reported as a factor, not the failure."""
+    if told:
+        return []
+    fin = [p.value for _i, p in finite_points(loss)]
+    total_falls = len(fin) >= 3 and fin[-1] <= 1.1 * min(fin) and fin[-1] < fin[0]
+    out: List[Finding] = []
+    for name in sorted(bundle.series):
+        if name in CORE_NAMES or role(name) != "component":
+            continue
+        pts = _points(bundle, name)
+        if len(pts) < shape.MIN_POINTS or any(nonfinite(p.value) for p in pts):
+            continue
+        for f in shape.divergence(pts, name):
+            f.kind, f.stage = "divergence", "runtime"
+            if total_falls:
+                f.role, f.suggests = "factor", None
+            out.append(f)
+    return out
+
+
+def _rose_to_chance(points: List[Point], k_config) -> bool:
+    """The loss rose, but only to the chance level ln(K) (K from the config, else a common size) and its
+    minimum never went far below it: a model collapsing to uniform predictions, not one that learned and blew
+    up."""
+    fin = [p.value for _i, p in finite_points(points)]
+    if len(fin) < 3:
+        return False
+    tail = sorted(fin[-3:])[1]
+    ks = [k_config[0]] if k_config else shape.COMMON_K
+    k = nearest_k(tail, ks)
+    return k is not None and min(fin) >= 0.85 * math.log(k) and max(fin[-3:]) <= math.log(k) + tolerance(k)
+
+
 def detect(bundle) -> List[Finding]:
     out: List[Finding] = []
     onsets = [nf.find_onset(m, bundle.series.get(m) or []) for m in ("loss", "grad_norm")]
     for o in onsets:
         if o is not None:
             out.append(nf.nonfinite_finding(o))
+    if onsets[0] is None and onsets[1] is not None and onsets[1].persistent:
+        blew = _finite_blowup_before(_points(bundle, "loss"), onsets[1])
+        if blew is not None:  # the loss blew up (finite) first: the non-finite grad norm is its consequence
+            out[-1].claim += f"; the loss stays finite throughout and had already blown up ({blew})"
+            out[-1].role, out[-1].suggests, out[-1].confidence = "factor", None, 0.4
+            out[-1].consequence_of = "divergence"
+            onsets[1] = None
     persistent = [o for o in onsets if o is not None and o.persistent]
     onset: Optional[nf.Onset] = None
     if persistent:
@@ -88,9 +154,12 @@ def detect(bundle) -> List[Finding]:
         div = shape.divergence(pre, "loss", before_nan=_onset_text(onset) if onset is not None else None)
         for f in div:  # a rise that ends in NaN is the NaN's precursor
             f.kind, f.precursor_of = "divergence", ("NaN" if onset is not None else None)
+        if div and onset is None and _rose_to_chance(pre, class_count(bundle)):
+            div = []  # never left the chance neighbourhood, ends at ln(K): not learning (chance.py says so)
         out.extend(div)
         out.extend(_kind(shape.spikes(pre, "loss", skip_unrecovered=bool(div) or onset is not None), "spike"))
         out.extend(_kind(shape.plateau(pre, "loss", class_count(bundle)), "plateau"))
+    out.extend(_component_divergence(bundle, loss, onset is not None or bool(div)))
     if grad and not any(f.precursor_of == "NaN" and f.evidence and f.evidence[0].metric == "grad_norm" for f in out):
         out.extend(_kind(shape.spikes(grad, "grad_norm", limit=2, skip_unrecovered=onset is not None), "trajectory"))
 

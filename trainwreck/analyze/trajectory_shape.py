@@ -9,15 +9,17 @@ from bisect import bisect_left, insort
 from itertools import accumulate
 from typing import List, Optional, Sequence, Tuple
 
-from trainwreck.analyze.chance_level import at_chance, nearest_k
+from trainwreck.analyze.chance_level import at_chance, nearest_k, tolerance
 from trainwreck.analyze.trajectory_stats import (
     MAD_SCALE,
     diff_noise,
     finite_points,
+    flat_from,
     fmt,
     mad,
     median,
     order_of,
+    points_confidence,
     rolling_median,
     span,
     src,
@@ -33,6 +35,7 @@ SPIKE_WINDOW = 50  # rolling window (previous points) for the spike baseline
 SPIKE_Z = 6.0  # robust z-score of a spike …
 SPIKE_REL = {"loss": 0.3, "eval_loss": 0.3, "grad_norm": 3.0}  # … and its rise relative to the baseline median
 RECOVER_WITHIN = 20  # points after a spike in which the value must come back to the baseline
+SINGLE_BATCH = 2  # a recovered spike this many points wide is one bad batch: healthy
 FLAT_TREND = 0.01  # plateau: median of the last third within 1% of the first third …
 FLAT_SPREAD = 0.05  # … and robust σ within 5% of the level
 PLATEAU_POINTS = 20  # a plateau not at chance level needs this many points …
@@ -75,7 +78,7 @@ def divergence(points: Sequence[Point], name: str = "loss", before_nan: Optional
     (im, pm), (io, po), pl = fp[j], fp[on], fp[-1][1]
     ipk, ppk = max(fp[on:], key=lambda t: t[1].value)
     big = (level - m) >= abs(m) or (sigma > 0 and (level - m) >= 8 * sigma)
-    conf = (0.75 if big else 0.6) if baseline else 0.5
+    conf = points_confidence(n, (0.75 if big else 0.6) if baseline else 0.5)  # a short series says less
     claim = (f"{name} rose from its minimum {fmt(pm.value)} ({where(pm, im)}) to a median of {fmt(level)} over "
              f"the last {k_tail} points (peak {fmt(ppk.value)} at {where(ppk, ipk)}); above {fmt(floor)} since "
              f"{where(po, io)}, a sustained rise, not a single spike")
@@ -153,10 +156,10 @@ def spikes(points: Sequence[Point], name: str = "loss", limit: int = 3,
         ipk = max((e[0] for e in ev), key=lambda k: xs[k])
         back = next((k for k in range(i1 + 1, min(n, i1 + 1 + RECOVER_WITHIN))
                      if xs[k] <= med + max(3 * sig, 0.1 * abs(med))), None)
-        found.append((xs[ipk] / med, i0, ipk, back, med))
+        found.append((xs[ipk] / med, i0, ipk, back, med, i1 - i0 + 1))
     found.sort(key=lambda t: -t[0])
     out: List[Finding] = []
-    for ratio, i0, ipk, back, med in found[:limit]:
+    for ratio, i0, ipk, back, med, width in found[:limit]:
         if back is None and skip_unrecovered:
             continue
         (a, pa), pb = fp[i0], fp[ipk][1]
@@ -173,8 +176,13 @@ def spikes(points: Sequence[Point], name: str = "loss", limit: int = 3,
             claim += f" and had not come back within {RECOVER_WITHIN} points"
         if len(found) > limit and ratio == found[limit - 1][0]:
             claim += f" ({len(found)} spikes in all)"
+        # a one- or two-point spike that came back (one bad batch, in a per-step or an epoch-averaged log) is a
+        # trajectory observation (kind "trajectory"): decide never makes it the run's failure. A longer episode,
+        # or one that did not come back, is kind "spike", which may count as divergence.
+        benign = back is not None and width <= SINGLE_BATCH
         out.append(Finding(f"metric.{'gradnorm' if name == 'grad_norm' else 'loss'}-spike", claim, DIRECT,
                            0.4 if back is not None else 0.5, ev_src, role="factor",
+                           kind="trajectory" if benign else "",
                            stage="runtime" if name != "eval_loss" else "evaluation", order=order_of(pa, a),
                            meaning="A transient spike that recovered is a warning sign, not the failure."
                            if back is not None else "A spike that did not come back down."))
@@ -216,6 +224,11 @@ def plateau(points: Sequence[Point], name: str = "loss",
     if flat is None:
         return []
     level, sigma = flat
+    # date the plateau where the loss became flat, not where the window looked at starts
+    ks_here = [k_config[0]] if k_config is not None else [k for k in COMMON_K if at_chance(level, k, late_few)]
+    windowed = seg is not fp
+    band = max(3 * sigma, FLAT_TREND * abs(level) * 2, tolerance(ks_here[0], late_few) if ks_here else 0.0)
+    seg = fp[flat_from([p.value for _, p in fp], level, band):] if not late_few else seg
     (a, pa), (b, pb) = seg[0], seg[-1]
     where_ = span(pa, a, pb, b)
     ev = [src(pa, name), src(pb, name)]
@@ -241,12 +254,12 @@ def plateau(points: Sequence[Point], name: str = "loss",
                             meaning="A loss stuck at ln(K) means uniform predictions over K classes: not learning.")]
     if late_few:
         return []
-    if seg is not fp and _flat([p.value for _, p in fp]) is None:
+    if windowed and _flat([p.value for _, p in fp]) is None:
         return []  # flat only at the end, not at chance: a converged run looks like this
     first = fp[0][1]
     if n < PLATEAU_POINTS or (first.step is not None and first.step > PLATEAU_FROM):
         return []  # a short or mid-run window: flat there says nothing about whether the run learns
-    claim = f"{name} has not moved: flat at {fmt(level)} (±{fmt(sigma)}) over all {n} logged points ({where_ if seg is fp else span(fp[0][1], fp[0][0], pb, b)})"
+    claim = f"{name} has not moved: flat at {fmt(level)} (±{fmt(sigma)}) over all {n} logged points ({span(fp[0][1], fp[0][0], pb, b)})"
     return [Finding("metric.plateau", claim, DIRECT, 0.3, [src(fp[0][1], name), src(pb, name)], suggests="stall",
                     role="symptom", stage="runtime", order=order_of(fp[0][1], fp[0][0]), fixes=fixes,
                     meaning="The loss is not decreasing; not at a known chance level, so the model may be stuck "

@@ -8,7 +8,7 @@ import math
 from bisect import bisect_left, insort
 from itertools import repeat
 from operator import sub
-from typing import List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from trainwreck import record_replace
 from trainwreck.model import Point, Source
@@ -155,3 +155,54 @@ def nonfinite_word(v: float) -> str:
     if math.isnan(v):
         return "NaN"
     return "inf" if v > 0 else "-inf"
+
+
+def flat_from(xs: Sequence[float], level: float, band: float, w: int = 5) -> int:
+    """The index where the flat stretch that ends the series starts: the first index from which every
+    (rolling-median smoothed) value stays within `band` of `level`. len(xs) - 1 at worst."""
+    n = len(xs)
+    if n == 0:
+        return 0
+    sm = rolling_median(xs, min(w, max(1, n // 4) | 1))
+    i = n - 1
+    while i > 0 and abs(sm[i - 1] - level) <= band:
+        i -= 1
+    while i < n - 1 and abs(xs[i] - level) > band:  # the smoothed edge may start on an outlier
+        i += 1
+    return i
+
+
+def points_confidence(n: int, full: float) -> float:
+    """Confidence that grows with the number of points a verdict rests on, up to `full` (30+ points)."""
+    if n >= 30:
+        return full
+    scale = 0.55 if n <= 3 else 0.65 if n <= 5 else 0.75 if n <= 10 else 0.85
+    return round(max(0.35, full * scale), 2)
+
+
+def few_words(n: int) -> str:
+    """What a short series' verdict says about how little data it rests on ('' from 30 points)."""
+    if n >= 30:
+        return ""
+    return f" (only {n} point{'s' if n != 1 else ''} logged: low confidence)" if n < 10 else f" ({n} points)"
+
+
+def epochs_by_line(bundle) -> Dict[Tuple[str, Optional[int]], float]:
+    """(path, line) -> the epoch logged on that line, from the bundle's `epoch` series."""
+    out: Dict[Tuple[str, Optional[int]], float] = {}
+    for s in bundle.series.get("epoch") or []:
+        for p in s.points:
+            if p.source is not None and p.source.line is not None and is_finite(p.value):
+                out[(p.source.path, p.source.line)] = p.value
+    return out
+
+
+def late(p: Point, epochs: Dict[Tuple[str, Optional[int]], float], step: int = 1000, epoch: float = 2.0) -> bool:
+    """Has training run long enough by this point for a loss at its initial level to mean 'not learning':
+    step ≥ `step`, or at least `epoch` epochs done (epoch-level logs carry no step)."""
+    if p.step is not None and p.step >= step:
+        return True
+    if p.source is None:
+        return False
+    e = epochs.get((p.source.path, p.source.line))
+    return e is not None and e >= epoch

@@ -14,6 +14,7 @@ FULL_PARSE_LIMIT = 2 << 20  # files up to this size are parsed whole
 SAMPLES = 4000  # records sampled from the history of a larger file
 TAIL_ENTRIES = 200  # and this many from its end
 MAX_POINTS = 40_000  # a file parsed whole stops here and samples the rest: memory follows points, not bytes
+HEAD_BYTES = 64 << 10  # a larger file's first records are parsed whole before the rest is sampled
 
 
 def read_records(bundle, f: BoundedFile, add: Callable[[Line], Optional[int]], accept: Callable[[bytes], bool],
@@ -41,7 +42,14 @@ def read_records(bundle, f: BoundedFile, add: Callable[[Line], Optional[int]], a
         else:
             return bad
     else:
+        # the start of a run is read densely: where a loss went flat or began to rise is dated from it
         bad = 0
+        head = f.lines(0, HEAD_BYTES)
+        for line in head[1 if skip_first else 0:]:
+            if line.text.strip() and add(line) is None:
+                bad += 1
+        if head:
+            parsed_to = (head[-1].byte or 0) + len(head[-1].text.encode("utf-8", "surrogatepass")) + 1
     lower = False
     start = parsed_to or (1 if skip_first else 0)
     step_bytes = max(1, (size - parsed_to) // SAMPLES)

@@ -1,4 +1,9 @@
-"""Canonical metric names, so that `train/loss`, `lm loss` and `training_loss` land in one series."""
+"""Canonical metric names, so that `train/loss`, `lm loss` and `training_loss` land in one series.
+
+Besides the core names (loss, grad_norm, lr, …) a key may name a loss component (`loss_cls`, `box_loss`,
+`loss_g`, `vf_loss`), a task metric (`mAP50`, `acc_seg`, `val_acc`, `miou`), a reward statistic (`reward`,
+`reward_std`) or a policy KL (`kl`): each keeps its own series, named by its normalised key (`role(name)` says
+which of these a series name is). A core name always wins: `train loss` is the loss, not a component."""
 from __future__ import annotations
 
 from functools import lru_cache
@@ -33,13 +38,84 @@ _NEEDS = {"eval_loss": ("loss",), "loss": ("loss", "objective", "entropy", "xent
 
 
 @lru_cache(maxsize=4096)
-def canonical(name: str) -> Optional[str]:
-    """The canonical name of a metric key, or None when it is not one trainwreck analyses."""
+def core(name: str) -> Optional[str]:
+    """The core canonical name of a metric key (loss, grad_norm, lr, …), or None."""
     key = name.strip().strip("'\"").lower()
     for canon, rx in _CANON:
         if any(n in key for n in _NEEDS[canon]) and rx.match(key):
             return canon
     return None
+
+
+CORE_NAMES = frozenset(c for c, _rx in _CANON)
+_EVAL = lazy_re(r"^(?:eval|val|valid|validation|test)(?:[_/\-.]|$)")
+_TRAIN = lazy_re(r"^(?:train(?:ing)?)[_/\-. ]")
+# a word in a loss-like key that makes it a setting, a bound or a bookkeeping value, not a measured loss
+_NOT_MEASURED = frozenset({"weight", "weights", "type", "coef", "coeff", "scale", "fn", "func", "name", "ratio",
+                           "best", "min", "max", "target", "clip", "init", "initial", "prev", "scaler", "window"})
+_LOSS_WORD = lazy_re(r"(?:^|[_/. ])loss(?:es)?(?:$|[_/. ])|^(?:l1|l2|mse|mae|bce|ce|kld|ctc)$")
+_TASK = lazy_re(r"^(?:metrics/)?(?:decode[._])?(?:map(?:50|75)?(?:-95)?|b(?:box)?_?map(?:50|75)?|m?iou|mean_iou|aacc|"
+                r"f1(?:_score)?|top-?[15](?:_acc(?:uracy)?)?|acc(?:uracy)?(?:[_\-.]?(?:seg|top[15]|[15]|cls))?|dice|"
+                r"bleu|auc|precision|recall)(?:\([bm]\))?$")
+_REWARD = lazy_re(r"^(?:objective/|env/|rewards?/)?(?:frac_reward_zero_std|rewards?(?:[_/](?:std|mean))?|"
+                  r"reward_std|scores?(?:[_/]std)?)$")
+_KL = lazy_re(r"^(?:objective/|policy/|ppo/policy/)?(?:approx_?kl|kl(?:_div(?:ergence)?)?)$")
+
+
+@lru_cache(maxsize=4096)
+def extra(name: str) -> Optional[str]:
+    """The series name of a key that is not a core metric but is still worth a trajectory: a loss component, a
+    task metric, a reward statistic or a KL. None for anything else."""
+    key = name.strip().strip("'\"").lower().replace(" ", "_")
+    if not key or len(key) > 60:
+        return None
+    ev = _EVAL.match(key)
+    base = key[ev.end():] if ev else key
+    t = _TRAIN.match(base)
+    base = base[t.end():] if t else base
+    if not base:
+        return None
+    if ("std" in base or "rew" in base or "score" in base) and _REWARD.match(base):
+        if ev:
+            return None
+        b = base.split("/")[-1] if base.startswith(("objective/", "env/")) else base
+        if b in ("rewards/std", "reward/std", "scores/std", "score/std", "score_std", "scores_std"):
+            return "reward_std"
+        if b in ("rewards/mean", "reward/mean", "rewards", "reward_mean", "scores", "score", "scores/mean"):
+            return "reward"
+        return b
+    if "kl" in base and _KL.match(base):
+        return None if ev else "kl"
+    if _TASK.match(base.replace("(b)", "").replace("(m)", "") if "(" in base else base):
+        return key.replace("metrics/", "").replace("(b)", "").replace("(m)", "")
+    if ("loss" in base or len(base) <= 3) and _LOSS_WORD.search(base) and not ev:
+        words = set(base.replace("/", "_").replace(".", "_").split("_"))
+        if words & _NOT_MEASURED:
+            return None
+        return base
+    return None
+
+
+def canonical(name: str) -> Optional[str]:
+    """The canonical name of a metric key (a core name first, else a component / task metric / reward / KL
+    series name), or None when it is not one trainwreck analyses."""
+    return core(name) or extra(name)
+
+
+def role(name: str) -> str:
+    """What a series name stands for: 'core', 'component' (a loss component), 'task' (a task metric such as
+    mAP or accuracy), 'reward', 'reward_std', 'kl'."""
+    if name in CORE_NAMES:
+        return "core"
+    if name == "kl":
+        return "kl"
+    if name in ("reward_std", "frac_reward_zero_std"):
+        return "reward_std"
+    if name == "reward":
+        return "reward"
+    if name.endswith("loss") or "loss" in name or name in ("l1", "l2", "mse", "mae", "bce", "ce", "kld", "ctc"):
+        return "component"
+    return "task"
 
 
 STEP_KEYS = ("step", "global_step", "iteration", "iter", "_step", "trainer/global_step", "train/global_step",

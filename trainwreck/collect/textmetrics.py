@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Dict, List, Optional, Tuple
 
 from trainwreck import lazy_re
-from trainwreck.collect.metricnames import STEP_KEYS, canonical
+from trainwreck.collect.metricnames import STEP_KEYS, core, extra
 
 Result = Tuple[Optional[int], Dict[str, float]]
 
@@ -22,6 +22,7 @@ Result = Tuple[Optional[int], Dict[str, float]]
 # A metric line has a key separator, one of a few words (tested with `in` on the lower-cased line: the
 # fastest test Python has) and a digit, `nan` or `inf`.
 _DIGIT = lazy_re(r"\d")
+_WS_ONLY = lazy_re(r"(?i)(?:^|[\s|_])loss[ \t]+[-+]?\d*\.\d")  # `loss 7.512` in a line without `:` or `=`
 
 # -- the key / value grammar -----------------------------------------------------------------------------------
 _NUM = (r"[-+]?(?:\d{1,3}(?:,\d{3})+(?![\d.])|(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)"
@@ -71,19 +72,26 @@ def _resolve(key: str) -> Optional[str]:
         return hit
     words = key.lower().split(" ")
     found: Optional[str] = None
-    for i in range(len(words)):
-        cand = " ".join(words[i:])
-        name = _ALIASES.get(cand) if cand in _ALIASES else canonical(cand)
-        if name is None and (cand in _STEP_WORDS or cand.replace(" ", "_") in _STEP_WORDS):
-            name = _ITER if cand in _ITER_WORDS else _STEP
-        if name is None and cand == "epoch":
-            name = "epoch"
-        if name is not None:
-            if i > 0 and words[i - 1] in _MODIFIERS:
-                name = None
-            found = name
-            break
-        if i >= 4:
+    # a core name at any suffix first (`avg train loss` is the loss), then components / task metrics
+    for lookup in (core, extra):
+        for i in range(len(words)):
+            cand = " ".join(words[i:])
+            if lookup is core:
+                name = _ALIASES.get(cand) if cand in _ALIASES else core(cand)
+                if name is None and (cand in _STEP_WORDS or cand.replace(" ", "_") in _STEP_WORDS):
+                    name = _ITER if cand in _ITER_WORDS else _STEP
+                if name is None and cand == "epoch":
+                    name = "epoch"
+            else:
+                name = extra(cand) if len(words) - i <= 3 else None
+            if name is not None:
+                if i > 0 and words[i - 1] in _MODIFIERS:
+                    name = None
+                found = name
+                break
+            if i >= 4:
+                break
+        if found is not None or any(w in _MODIFIERS for w in words[-2:-1]):
             break
     if len(_key_cache) > 4096:
         _key_cache.clear()
@@ -258,8 +266,9 @@ def extract(text: str) -> Optional[Result]:
 
     `\\r`-separated tqdm updates: the last segment that has metrics wins. Never raises."""
     try:
-        if "=" not in text and ":" not in text and "scale to" not in text:
-            return None
+        if "=" not in text and ":" not in text and "scale to" not in text and not (
+                ("oss " in text or "oss\t" in text or "OSS " in text) and _WS_ONLY.search(text)):
+            return None  # (an epoch summary such as `| epoch 003 | loss 7.512 | ppl 182.5` has no separator)
         if "\r" in text:
             for seg in reversed(text.split("\r")):
                 low = _candidate(seg)

@@ -2,6 +2,9 @@
 `epoch  train_loss  valid_loss  accuracy`, pandas-style dumps, `|`-separated progress tables).
 
 A row line carries no names, so the per-line parser cannot read it; this pass pairs rows with their header.
+Ultralytics' (YOLO) console tables are read too: the tqdm bar that ends each header or row is cut off, the
+`Box(P  R  mAP50  mAP50-95)` validation header names precision / recall / mAP columns, and an `epoch` cell
+`3/50` gives the epoch.
 """
 from __future__ import annotations
 
@@ -16,10 +19,20 @@ _SPLIT = lazy_re(r"\t+|\s{2,}|\s*\|\s*")
 _NAME = lazy_re(r"^[A-Za-z_][\w/.\-]*$")
 _ALPHA = lazy_re(r"[^\W\d_]")
 _STEP_COLS = {"step", "iter", "iteration", "global_step", "steps", "update", "updates"}  # not epochs
+_BAR = lazy_re(r"(?::\s+|\s+)\d{1,3}%\|.*$")  # a tqdm bar at the end of a table line (`640: 100%|███| 69/69 …`)
+_OF = lazy_re(r"^(\d+)/(\d+)$")  # `3/50`: the epoch of an Ultralytics row
+_PAREN = {"box(p": "precision", "mask(p": "precision", "p": "precision", "r": "recall"}
 
 
 def _cells(text: str) -> List[str]:
+    if "%|" in text:
+        text = _BAR.sub("", text)
     return [c for c in _SPLIT.split(text.strip()) if c]
+
+
+def _name(cell: str) -> str:
+    c = cell.rstrip("):").lower()
+    return _PAREN.get(c, c)
 
 
 def _num(cell: str) -> Optional[float]:
@@ -33,7 +46,7 @@ def _num(cell: str) -> Optional[float]:
 
 
 def _header(text: str) -> Optional[List[str]]:
-    cells = _cells(text)
+    cells = [_name(c) for c in _cells(text)]
     if len(cells) < 2 or len(cells) > 30 or not all(_NAME.match(c) for c in cells):
         return None
     if not any(canonical(c) for c in cells):
@@ -65,6 +78,10 @@ def rows(lines: List[Line]) -> Iterator[Tuple[Line, Optional[int], Dict[str, flo
         for name, cell in zip(header, cells):
             v = _num(cell)
             if v is None:
+                of = _OF.match(cell) if name == "epoch" else None
+                if of is not None:
+                    values["epoch"] = float(of.group(1))
+                    numeric += 1
                 continue
             numeric += 1
             if name.lower() in _STEP_COLS and math.isfinite(v) and step is None:

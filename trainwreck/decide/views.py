@@ -53,6 +53,7 @@ def chance(bundle: Bundle, findings: List[Finding], k: Optional[int] = None,
     if not k or k < 2:
         out.update(ok=None, why="the number of classes / vocabulary size is unknown: pass --num-classes or --vocab")
         return out
-    out.update(initial_loss_verdict(first.value, k))
+    last = pts[-1]
+    out.update(initial_loss_verdict(first.value, k, last.value, len(pts), last.source.cite() if last.source else ""))
     out["k_source"] = k_source or "command line"
     return out

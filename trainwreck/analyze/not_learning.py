@@ -1,0 +1,188 @@
+"""Not learning, in the shapes that are not a plateau at ln(K): a loss frozen to every printed digit, a loss of
+exactly 0 with nothing learned, a gradient norm of exactly 0, a reward with zero spread (GRPO-style advantages
+all zero), a task metric pinned at its floor or ceiling while the loss barely moves.
+
+Each verdict is dated at the first point of the stretch that is stuck (not where a window happens to start),
+and its confidence grows with the number of points it rests on. A non-finite loss or gradient norm makes the
+run a NaN story: nothing here is said then.
+"""
+from __future__ import annotations
+
+import math
+from typing import List, Optional, Sequence
+
+from trainwreck.analyze.trajectory_stats import epochs_by_line, few_words, fmt, late, points_confidence
+from trainwreck.collect.bundle import Bundle, Series
+from trainwreck.collect.metricnames import role
+from trainwreck.model import DIRECT, Finding, Point
+
+MIN_RUN = 3  # points in a stuck stretch (2 when the whole logged series is that stretch)
+FIXES = ["overfit one small batch: the loss must fall far below its first value within ~100 steps",
+         "check that the optimizer holds the model's trainable parameters (requires_grad, frozen layers) and the "
+         "lr is non-zero",
+         "check that labels line up with inputs (label column, collate, ignore_index masking every target)"]
+
+
+def _finite(s: Optional[Series]) -> List[Point]:
+    if s is None:
+        return []
+    return [p for p in s.points if isinstance(p.value, float) and math.isfinite(p.value)]
+
+
+def _digits(v: float) -> int:
+    """Significant digits of a value as it was printed (its shortest repr)."""
+    return len(repr(abs(v)).split("e")[0].replace(".", "").strip("0"))
+
+
+def _stuck_tail(pts: Sequence[Point], same) -> int:
+    """Index where the stretch of points equal (by `same`) to the last one starts."""
+    i = len(pts) - 1
+    while i > 0 and same(pts[i - 1].value, pts[-1].value):
+        i -= 1
+    return i
+
+
+def _enough(n_run: int, n_all: int) -> bool:
+    return n_run >= MIN_RUN or (n_run >= 2 and n_run == n_all)
+
+
+def _at(p: Point) -> str:
+    return f"step {p.step}" if p.step is not None else p.source.cite()
+
+
+def _finding(fid: str, claim: str, n: int, full: float, ev: List, first: Point, meaning: str) -> Finding:
+    return Finding(fid, claim + few_words(n), DIRECT, points_confidence(n, full), [e for e in ev if e is not None],
+                   suggests="stall", role="symptom", stage="runtime", order=first.step, kind="plateau",
+                   fixes=FIXES, verify_skill="init-loss-check", meaning=meaning)
+
+
+def _nan_story(bundle: Bundle) -> bool:
+    return any(not math.isfinite(p.value) for m in ("loss", "grad_norm") for s in bundle.series.get(m) or []
+               for p in s.points if isinstance(p.value, float))
+
+
+def _pinned(bundle: Bundle) -> List[tuple]:
+    """(name, points, start, 'floor' | 'ceiling') for each task metric that sits exactly at 0 or at its
+    maximum (1 or 100) over its whole logged stretch of ≥ 2 points."""
+    out = []
+    for name in sorted(bundle.series):
+        if name != "accuracy" and role(name) != "task":
+            continue
+        pts = _finite(bundle.best_series(name))
+        if len(pts) < 2:
+            continue
+        v = pts[-1].value
+        if v == 0.0 or v in (1.0, 100.0):
+            i = _stuck_tail(pts, lambda a, b: a == b)
+            if i == 0:
+                out.append((name, pts, i, "floor" if v == 0.0 else "ceiling"))
+    return out
+
+
+def _loss_barely_moves(bundle: Bundle) -> Optional[str]:
+    """'loss 17.88 → 17.77' when every loss series logged (total and components) ends within 20% of where it
+    started (or is exactly 0 throughout): the loss 'creeps', it does not fall."""
+    shown = None
+    any_loss = False
+    for name in sorted(bundle.series):
+        if name != "loss" and role(name) != "component":
+            continue
+        pts = _finite(bundle.best_series(name))
+        if len(pts) < 2:
+            continue
+        any_loss = True
+        a, b = pts[0].value, pts[-1].value
+        if a == b == 0.0:
+            shown = shown or f"{name} exactly 0"
+            continue
+        if a <= 0 or b < 0.8 * a:
+            return None
+        if shown is None or name == "loss":
+            shown = f"{name} {fmt(a)} → {fmt(b)}"
+    return shown if any_loss else None
+
+
+def detect(bundle: Bundle) -> List[Finding]:
+    if _nan_story(bundle):
+        return []
+    out: List[Finding] = []
+    epochs = epochs_by_line(bundle)
+    pinned = _pinned(bundle)
+    # zero reward spread: every sampled completion of a prompt gets the same reward
+    for name in ("reward_std", "frac_reward_zero_std"):
+        r = _finite(bundle.best_series(name))
+        stuck = 0.0 if name == "reward_std" else 1.0
+        if len(r) >= 2 and r[-1].value == stuck:
+            i = _stuck_tail(r, lambda a, b: a == b)
+            run = r[i:]
+            if _enough(len(run), len(r)):
+                what = "reward_std is exactly 0" if stuck == 0.0 else "frac_reward_zero_std is 1 (every group)"
+                out.append(_finding("metric.reward-std-zero", f"{what} at every one of {len(run)} points from "
+                                    f"{_at(run[0])} to {_at(run[-1])}", len(run), 0.8,
+                                    [run[0].source, run[-1].source], run[0],
+                                    "All completions of a prompt get the same reward, so every group-relative "
+                                    "advantage is 0 and the policy gets no learning signal (reward function "
+                                    "always 0 or always 1, a format check nothing passes)."))
+                break
+    # a loss (or a loss component) frozen to every printed digit, or exactly 0
+    for name in sorted(bundle.series):
+        if name != "loss" and role(name) != "component":
+            continue
+        pts = _finite(bundle.best_series(name))
+        if len(pts) < 2:
+            continue
+        i = _stuck_tail(pts, lambda a, b: a == b)
+        run = pts[i:]
+        v = pts[-1].value
+        if not _enough(len(run), len(pts)):
+            continue
+        if v == 0.0:
+            if name != "loss" or out:  # (a GRPO loss is 0 when the reward spread is: that finding says why)
+                continue  # a component at 0 is often by design (YOLOX's l1_loss before its last epochs)
+            early = not late(run[0], epochs, step=1000, epoch=1.0) and (run[0].step is not None or bool(epochs))
+            floor = next((p for p in pinned), None)
+            if not (floor or (early and i == 0)):
+                continue  # a loss that reached 0 late in a long run may be a memorised training set
+            claim = f"{name} is exactly 0 at every one of {len(run)} points from {_at(run[0])} to {_at(run[-1])}"
+            ev = [run[0].source, run[-1].source]
+            if floor:
+                fname, fpts, _s, where = floor
+                claim += f" while {fname} stays at its {where} {fmt(fpts[-1].value)}"
+                ev.append(fpts[-1].source)
+            out.append(_finding("metric.loss-exactly-zero", claim, len(run), 0.7, ev, run[0],
+                                "A loss of exactly 0 from the start means no target contributes to it (every "
+                                "label masked or ignored, a one-class task, a loss wired to a constant): the "
+                                "model gets no training signal."))
+            continue
+        need = 4 if len(run) < 10 else 3 if len(run) < 30 else 2
+        if _digits(v) < need:
+            continue  # a value printed with few digits repeats by rounding alone
+        claim = (f"{name} is constant at {v!r} (every printed digit) over {len(run)} points, {_at(run[0])} to "
+                 f"{_at(run[-1])}")
+        out.append(_finding("metric.loss-constant", claim, len(run), 0.75, [run[0].source, run[-1].source], run[0],
+                            "A loss that does not change in any printed digit is not being optimised: the "
+                            "parameters do not move (lr 0, frozen or detached parameters, saturated outputs)."))
+    # the gradient norm exactly 0
+    g = _finite(bundle.best_series("grad_norm"))
+    if len(g) >= 2 and g[-1].value == 0.0:
+        i = _stuck_tail(g, lambda a, b: a == b)
+        run = g[i:]
+        if _enough(len(run), len(g)):
+            out.append(_finding("metric.gradnorm-zero", f"grad_norm is exactly 0 at every one of {len(run)} points "
+                                f"from {_at(run[0])} to {_at(run[-1])}", len(run), 0.75,
+                                [run[0].source, run[-1].source], run[0],
+                                "No gradient reaches the parameters: nothing is trained (frozen or detached "
+                                "parameters, a loss that does not depend on them, every target masked)."))
+    # a task metric pinned at its floor or ceiling while the loss barely moves
+    moving = _loss_barely_moves(bundle) if pinned else None
+    if pinned and moving and not any(f.id == "metric.loss-exactly-zero" for f in out):
+        name, pts, _i, where = pinned[0]
+        others = [p[0] for p in pinned[1:]]
+        claim = (f"{name} stays at its {where} {fmt(pts[-1].value)} at every one of {len(pts)} evaluations "
+                 f"({_at(pts[0])} to {_at(pts[-1])})" + (f", as do {', '.join(others[:4])}" if others else "")
+                 + f", while the loss barely moves ({moving})")
+        out.append(_finding("metric.task-metric-pinned", claim, len(pts) + len(others), 0.65,
+                            [pts[0].source, pts[-1].source], pts[0],
+                            "The task metric never leaves its floor (or sits at a trivial ceiling) while the loss "
+                            "creeps: the model is not learning the task (labels, class count or loss wiring)."))
+    return out
