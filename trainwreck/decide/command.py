@@ -46,6 +46,18 @@ _HYDRA_PLAIN = re.compile(r"[\w/\-+.%*@?|:~]+")
 FRESH_DIR = '"$(mktemp -d)"'  # a rerun never writes into the run's own output directory
 
 
+class Plan:
+    """A rerun: the settings it changes [(concept, value)], the environment it adds (NAME=VALUE, trainwreck's
+    own words), Python statements run before the script, and what its comment tells the user to look for."""
+
+    def __init__(self, sets: Optional[List[Tuple[str, str]]] = None, env: Optional[List[str]] = None,
+                 pre: str = "", notes: Optional[List[str]] = None) -> None:
+        self.sets = [] if sets is None else sets
+        self.env = [] if env is None else env
+        self.pre = pre
+        self.notes = [] if notes is None else notes
+
+
 def q(text: str) -> str:
     return shlex.quote(str(text))
 
@@ -145,11 +157,15 @@ def render(la: Launch, sets: Sequence[Tuple[str, str]], env: Sequence[str] = (),
 
 
 def build(la: Launch, sets: Sequence[Tuple[str, str]], env: Sequence[str] = (), pre: str = "",
-          extra: Sequence[str] = ()) -> Tuple[str, List[str]]:
+          extra: Sequence[str] = (), fresh: bool = True) -> Tuple[str, List[str]]:
     """The launch with `sets` [(concept, value)] applied, `env` (NAME=VALUE, trainwreck's own) before it and `pre`
     (Python statements) run in the same interpreter before the script where the launch runs python directly.
-    `extra` are shell-ready tokens appended (a setting the caller resolved itself)."""
+    `extra` are shell-ready tokens appended (a setting the caller resolved itself). `fresh`: a rerun writes to a
+    new temporary output directory where the run names one (HF `--output_dir`, a flag it passes), never into
+    the run's own."""
     args = list(la.args)
+    if fresh and not any(c == "output" for c, _v in sets):
+        sets = list(sets) + [("output", FRESH_DIR)]
     added: List[str] = []
     said = list(la.unknown)
     for concept, value in sets:
@@ -159,6 +175,12 @@ def build(la: Launch, sets: Sequence[Tuple[str, str]], env: Sequence[str] = (), 
             said += [] if concept == "output" else [_missing(la, concept, value)]
             continue
         added += toks
+    taken = la.env + la.prefix + [la.script or "", la.module or ""] + la.args
+    if any("[REDACTED:" in t for t in taken):
+        said.append("a secret in the run's command was redacted ([REDACTED:…]): put the real value back")
+    stand_in = next((m.group(0) for t in taken for m in [re.search(r"<\w[\w ]{0,30}>", t)] if m), None)
+    if stand_in:
+        said.append(f"the run's own text holds the stand-in {stand_in}: put the real value back")
     words = [_env(e) for e in la.env] + list(env)
     if la.opaque:
         words += [q(t) for t in la.prefix]

@@ -16,7 +16,7 @@ from typing import List, Optional
 
 from trainwreck import lazy_re
 from trainwreck.collect.bundle import Bundle
-from trainwreck.decide.command import CONCEPTS, absolute, build, find_flag, halve, q, value_of, with_comment
+from trainwreck.decide.command import CONCEPTS, Plan, absolute, build, find_flag, halve, q, value_of, with_comment
 from trainwreck.decide.launch import Launch
 from trainwreck.model import Finding
 
@@ -188,8 +188,11 @@ def _with_path(segment: str, path: str) -> Optional[str]:
     return " ".join(out)
 
 
-def _script_call(segment: str, la: Launch, bundle: Bundle, pre: str = "", ckpt: str = "") -> Optional[tuple]:
-    """`ENV=1 python train.py max_steps=5 num_workers=0 2>&1 | grep X` → the same on the run's own launch."""
+def _script_call(segment: str, la: Launch, bundle: Bundle, plan: Optional[Plan]) -> Optional[tuple]:
+    """`ENV=1 python train.py max_steps=5 num_workers=0 2>&1 | grep X` → the same on the run's own launch, with
+    the class's rerun (`plan`) filling what the hint leaves open: its checkpoint, step limit, preamble."""
+    plan = plan if plan is not None else Plan()
+    ckpt = next((v for c, v in plan.sets if c == "resume"), "")
     pipe = ""
     m = re.search(r"\s(2>&1\s*)?\|\s", segment)
     if m:
@@ -233,7 +236,7 @@ def _script_call(segment: str, la: Launch, bundle: Bundle, pre: str = "", ckpt: 
                 value = ckpt or ""
             elif concept:
                 value = halve(value_of(la, concept), int(by.group(1)) if by else 2) or ""
-            if not value:
+            if not value and concept not in ("resume",) + tuple(c for c, _v in plan.sets):
                 notes.append(f"the run does not show {stand_in}: set {name} to it")
         if not value or PLACEHOLDER.search(value):
             continue
@@ -243,22 +246,26 @@ def _script_call(segment: str, la: Launch, bundle: Bundle, pre: str = "", ckpt: 
             extra.append(q(f"{name}={value}") if la.style in ("hydra", "kv") else f"--{q(name)} {q(value)}")
         else:
             notes.append(f"and set {name} to {value} if your script has such a setting")
+    env = env or plan.env
     env_words = [f"{e.split('=', 1)[0]}={q(e.split('=', 1)[1])}" for e in env] + wrappers
-    cmd, said = build(la, sets, env=env_words, pre=pre, extra=extra)
-    return cmd + (" " + pipe if pipe else ""), notes + said
+    given = {c for c, _v in sets}
+    sets += [(c, v) for c, v in plan.sets if c not in given]
+    cmd, said = build(la, sets, env=env_words, pre=plan.pre, extra=extra)
+    return cmd + (" " + pipe if pipe else ""), notes + said, plan.notes
 
 
-def adapt_hint(hint: str, la: Launch, bundle: Bundle, primary: Finding, pre: str = "", ckpt: str = "") -> tuple:
+def adapt_hint(hint: str, la: Launch, bundle: Bundle, primary: Finding, plan: Optional[Plan] = None) -> tuple:
     """(the hint as a command on this run, or None when a piece of it cannot be filled from the run; the hint's
-    own words when it is prose rather than a command). `pre`: Python run before the script where the hint reruns
-    it (anomaly detection, a memory summary); `ckpt`: the absolute path of the checkpoint to resume from."""
+    own words when it is prose rather than a command). `plan`: the class's rerun, merged into a hint that reruns
+    the script (the hint's own settings win)."""
     code, comment = split_comment(hint)
-    parts, notes = [], []
+    parts, notes, class_notes = [], [], []
     for seg in _segments(code):
-        call = _script_call(seg, la, bundle, pre, ckpt)
+        call = _script_call(seg, la, bundle, plan)
         if call is not None:
             parts.append(call[0])
             notes += call[1]
+            class_notes = call[2]
             continue
         if _STATEMENT.fullmatch(seg):  # a Python statement: run it before the script, on the run's own launch
             root = seg.split(".", 1)[0].split("(", 1)[0]
@@ -277,5 +284,7 @@ def adapt_hint(hint: str, la: Launch, bundle: Bundle, primary: Finding, pre: str
     if not parts:
         return None, None
     if comment and not PLACEHOLDER.search(comment):
-        notes.insert(0, comment)
+        notes.insert(0, comment)  # the signature's own words on what to look for stand for the class's
+    elif class_notes:
+        notes = class_notes + notes
     return with_comment("; ".join(parts), notes), None

@@ -88,7 +88,8 @@ def parse(argv: List[str]) -> Optional[Launch]:
         i += 1
     keep: List[str] = []  # srun -N 2, mpirun -np 4, conda run -n env, uv run: they set up the processes; kept
     while i < len(argv) and os.path.basename(argv[i]) in WRAPPERS and not argv[i].endswith(".py"):
-        j = next((j for j in range(i + 1, len(argv)) if _runs(argv[j])), len(argv))
+        j = next((j for j in range(i + 1, len(argv)) if _runs(argv[j]) or os.path.basename(argv[j]) in WRAPPERS),
+                 len(argv))
         if os.path.basename(argv[i]) not in DROP:
             keep += argv[i:j]
         i = j

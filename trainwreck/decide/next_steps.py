@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Dict, Optional, Sequence
 
 from trainwreck.collect.bundle import Bundle
-from trainwreck.decide.command import absolute, build, halve, q, render, value_of
+from trainwreck.decide.command import Plan, absolute, build, halve, q, render, value_of
 from trainwreck.decide.hints import ANOMALY, MEMORY, adapt_hint, hang_command, rank_logs_command, silent_end_command
 from trainwreck.decide.launch import Launch, reconstruct
 from trainwreck.model import Finding
@@ -54,7 +54,7 @@ def verification(cls: str, primary: Optional[Finding], bundle: Bundle, onset: Op
         out["checkpoint"] = ckpt["path"]
     if cls == "unclear":
         out["next_probe"] = next_probe(bundle, truncated, launcher)
-    out["launch"] = {"command": build(la, [])[0], "source": la.source or None, "style": la.style,
+    out["launch"] = {"command": build(la, [], fresh=False)[0], "source": la.source or None, "style": la.style,
                      "unknown": list(la.unknown)}
     return out
 
@@ -70,26 +70,38 @@ def verify_command(cls: str, primary: Optional[Finding], bundle: Bundle, onset: 
     """The probe that fits the class, on the run's own launch (see decide/command.py for how settings are set).
     `torch`: the run is a PyTorch run, so the rerun may switch on anomaly detection or print a memory summary."""
     la = la if la is not None else reconstruct(bundle)
-    anomaly, memory = (ANOMALY, MEMORY) if torch else ("", "")
-    ck = absolute(bundle.root, ckpt["path"]) if ckpt else None
+    plan = class_plan(cls, la, bundle, onset, ckpt, not_learning, torch)
     if primary is not None and primary.verify_hint:
-        pre = anomaly if cls in ("NaN", "divergence") else memory if cls == "OOM" else ""
-        adapted, prose = adapt_hint(primary.verify_hint, la, bundle, primary, pre, ck or "")
+        adapted, prose = adapt_hint(primary.verify_hint, la, bundle, primary, plan)
         if adapted:
             return adapted
         if prose:
             la.unknown.insert(0, prose)  # the signature's advice in words, said with the class's probe
+    if plan is not None:
+        return render(la, plan.sets, env=plan.env, pre=plan.pre, notes=plan.notes)
+    if cls == "stall":
+        return hang_command(la, bundle)
+    if not bundle.logs and not bundle.series:
+        return (f"ls -la {q(bundle.root)}  # no logs or metrics in it: copy the job's stdout/stderr capture (the "
+                "scheduler's .out/.err file) into it and diagnose it again")
+    return silent_end_command(la, bundle)
+
+
+def class_plan(cls: str, la: Launch, bundle: Bundle, onset: Optional[int], ckpt: Optional[dict],
+               not_learning: bool, torch: bool) -> Optional[Plan]:
+    """The rerun that tests the class: what it sets, with which environment and Python preamble, and what to
+    look for. None for the probes that are not a rerun (a hang's stack dump, a silent end's kill record)."""
+    ck = absolute(bundle.root, ckpt["path"]) if ckpt else None
     if not_learning:
         lr = value_of(la, "lr")
-        return render(la, [("overfit", "1"), ("steps", "200")],
-                      notes=["one batch, 200 steps: the loss must fall toward 0; if it stays flat the labels, the "
-                             "loss wiring or the learning rate" + (f" ({lr})" if lr else "") + " are wrong"])
+        return Plan([("overfit", "1"), ("steps", "200")],
+                    notes=["one batch, 200 steps: the loss must fall toward 0; if it stays flat the labels, the "
+                           "loss wiring or the learning rate" + (f" ({lr})" if lr else "") + " are wrong"])
     if cls in ("NaN", "divergence"):
         sets = [("resume", ck)] if ck else []
         if onset is not None:
             sets.append(("steps", str(onset + 50)))
-        clip = value_of(la, "clip")
-        if not _positive_at_most(clip, 1.0):
+        if not _positive_at_most(value_of(la, "clip"), 1.0):
             sets.append(("clip", "1.0"))
         lr = halve(value_of(la, "lr"))
         if lr:
@@ -99,24 +111,19 @@ def verify_command(cls: str, primary: Optional[Finding], bundle: Bundle, onset: 
                  + ("; anomaly detection names the backward op that produced the first NaN/Inf" if torch else "")]
         if not ck:
             notes.append("no intact checkpoint from before the onset is in the run: this reruns from the start")
-        return render(la, sets, pre=anomaly, notes=notes)
+        return Plan(sets, pre=ANOMALY if torch else "", notes=notes)
     if cls == "OOM":
-        return render(la, [("batch", "1"), ("steps", "1")], pre=memory,
-                      notes=["one step at batch 1 must fit; then double the batch until it fails"
-                             + (" (the memory summary's peak usage tells how far the card goes)" if torch else "")])
-    if cls == "stall":
-        return hang_command(la, bundle)
+        return Plan([("batch", "1"), ("steps", "1")], pre=MEMORY if torch else "",
+                    notes=["one step at batch 1 must fit; then double the batch until it fails"
+                           + (" (the memory summary's peak usage tells how far the card goes)" if torch else "")])
     if cls == "crash":
         sets = []
         if onset is not None:
             sets = ([("resume", ck)] if ck and ckpt.get("step", onset) < onset else []) + [("steps", str(onset + 1))]
-        return render(la, sets, env=["CUDA_LAUNCH_BLOCKING=1"],
-                      notes=["reruns to the failing step; CUDA_LAUNCH_BLOCKING=1 makes a CUDA error point at the "
-                             "call that raised it"])
-    if not bundle.logs and not bundle.series:
-        return (f"ls -la {q(bundle.root)}  # no logs or metrics in it: copy the job's stdout/stderr capture (the "
-                "scheduler's .out/.err file) into it and diagnose it again")
-    return silent_end_command(la, bundle)
+        return Plan(sets, env=["CUDA_LAUNCH_BLOCKING=1"],
+                    notes=["reruns to the failing step; CUDA_LAUNCH_BLOCKING=1 makes a CUDA error point at the "
+                           "call that raised it"])
+    return None
 
 
 def _positive_at_most(value: Optional[str], limit: float) -> bool:
