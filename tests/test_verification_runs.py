@@ -156,7 +156,6 @@ def stubs(tmp: Path) -> dict:
 def verification(run: Path) -> dict:
     d = diagnose(str(run), probe=False).diagnosis.to_json()
     assert d["verification"]["command"], d["verification"]
-    print("CMD", d["classification"], d["verification"]["command"])
     return d
 
 
@@ -281,6 +280,21 @@ def test_hydra_key_missing_from_the_config_gets_a_plus_and_the_checkpoint_is_abs
     rec = execute(cmd, tmp_path, tmp_path)
     assert {"anomaly": True} in rec
     assert next(r for r in rec if "script" in r)["set"]["trainer.max_steps"].isdigit()
+
+
+def test_hydra_value_from_the_run_is_quoted_for_hydra_and_for_the_shell(tmp_path):
+    lines = [LIGHTNING_GPU] + [f"[2024-05-01 12:00:00,000][train][INFO] - step {s} loss={9 - s / 100:.4f}"
+                               for s in range(10, 400, 10)]
+    lines += ["[2024-05-01 12:40:00,000][train][INFO] - step 400 loss=nan"] * 2
+    project, run = hydra_run(tmp_path, "\n".join(lines) + "\n", extra="max_steps: 20000\n  ckpt_path: null")
+    (run / "checkpoints").mkdir()
+    shutil.copy(CKPT, run / "checkpoints" / "step_300.pt")
+    cmd = verification(run)["verification"]["command"]
+    ckpt = run / "checkpoints" / "step_300.pt"
+    assert "trainer.ckpt_path=" in cmd and "+trainer.ckpt_path" not in cmd  # the key the config has
+    rec = execute(cmd, tmp_path, tmp_path)
+    got = next(r for r in rec if "script" in r)
+    assert got["errors"] == [] and got["set"]["trainer.ckpt_path"] == str(ckpt)  # `(`, `)`, space survive both
 
 
 TRAINING_ARGS = {
@@ -462,6 +476,31 @@ def test_hang_without_a_signature_dumps_live_processes_else_reruns_with_collecti
     rec = execute(cmd, tmp_path, tmp_path)  # no live process here: the else branch reruns the launch
     got = next(r for r in rec if "script" in r)
     assert got["env"]["NCCL_DEBUG"] == "INFO" and got["set"]["config"] == "a.yaml"
+
+
+def test_catalog_hint_stand_ins_are_filled_from_the_run_or_the_hint_gives_way(tmp_path):
+    from trainwreck.collect import collect
+    from trainwreck.decide.hints import adapt_hint
+    from trainwreck.decide.launch import reconstruct
+    from trainwreck.locate import locate
+    from trainwreck.model import Finding, Source
+
+    project, run = hang_run(tmp_path)
+    write(run / "rank1.log", "step 10 loss=3.0\n")
+    write(run / "rank0.log", "step 10 loss=3.0\n")
+    bundle = collect(locate(str(run)))
+    la = reconstruct(bundle)
+    f = Finding("x", "claim", evidence=[Source("train.log", 3, "ModuleNotFoundError: No module named 'flash_attn'")])
+    spy, _ = adapt_hint("py-spy dump --pid <pid>  # on every rank, twice, a minute apart", la, bundle, f)
+    assert spy == ("pgrep -f 'train\\.py' | xargs -r -n1 py-spy dump --pid  # on every rank, twice, a minute apart")
+    grep, _ = adapt_hint('grep -n -m1 Traceback rank*.log', la, bundle, f)
+    assert grep == f"grep -n -m1 Traceback {run / 'rank0.log'} {run / 'rank1.log'}"  # the files that exist
+    imp, _ = adapt_hint('python -c "import <module>"', la, bundle, f)
+    assert imp == 'python -c "import flash_attn"'  # the module the evidence names
+    assert adapt_hint("kubectl describe pod <pod>", la, bundle, f) == (None, None)  # nothing fills <pod>
+    assert adapt_hint('python -c "from mydata import ds; ds[0]"', la, bundle, f) == (None, None)
+    cmd, prose = adapt_hint("rerun with num_workers=0 (workers=0)", la, bundle, f)
+    assert cmd is None and prose == "rerun with num_workers=0 (workers=0)"  # words, said in the class's comment
 
 
 def test_launch_reconstruction_keeps_the_launcher_and_drops_shell_noise():
