@@ -10,14 +10,14 @@ Decide reads typed Finding fields only: never a finding's prose, never a detecto
 """
 from __future__ import annotations
 
-import shlex
 from typing import List, Optional
 
 from trainwreck.collect.bundle import Bundle
 from trainwreck.decide import fold, score, timeline, views
 from trainwreck.decide.fixes import rank_fixes
 from trainwreck.decide.headline import finding_json, headline, not_learning, terminal_json
-from trainwreck.decide.next_steps import next_probe, rollback, verify_command
+from trainwreck.decide.next_steps import rollback
+from trainwreck.decide.next_steps import verification as verification_block
 from trainwreck.model import DIRECT, Diagnosis, Finding
 
 DEFAULT_SKILL = {"NaN": "loss-spike-rollback", "divergence": "loss-spike-rollback", "OOM": "activation-recompute",
@@ -90,17 +90,8 @@ def decide(bundle: Bundle, findings: List[Finding]) -> Diagnosis:
     launcher = next((f for f in findings if f.kind == "launcher-summary" or f.wrapper), None)
     skill = "init-loss-check" if not_learning(cls, primary) else (
         primary.verify_skill if primary and primary.verify_skill else DEFAULT_SKILL[cls])
-    verification = {"skill": skill, "command": verify_command(cls, primary, bundle, onset["step"], ckpt)}
-    if cls == "unclear" and launcher is not None and truncated is None:
-        verification["command"] = ("torchrun --redirects 3 --log-dir logs <your usual arguments>  "
-                                   "# each rank's stdout/stderr in logs/, then: trainwreck diagnose logs")
-    if cls == "unclear" and truncated is not None and truncated.evidence:
-        verification["command"] = (f"ls -la {shlex.quote(bundle.target)}  # look for the rest of the stderr "
-                                   f"(*.err, rank logs); tail -n 40 {shlex.quote(truncated.evidence[0].path)}")
-    if ckpt and cls in ("NaN", "divergence"):
-        verification["checkpoint"] = ckpt["path"]
-    if cls == "unclear":
-        verification["next_probe"] = next_probe(bundle, truncated, launcher)
+    verification = verification_block(cls, primary, bundle, onset["step"], ckpt, skill, truncated, launcher,
+                                      not_learning(cls, primary), _stack(findings))
 
     summary = _metrics_summary(bundle)
     return Diagnosis(

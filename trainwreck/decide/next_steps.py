@@ -2,12 +2,15 @@
 `unclear` runs the probe that would decide them."""
 from __future__ import annotations
 
-import os
-import shlex
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Optional, Sequence
 
 from trainwreck.collect.bundle import Bundle
+from trainwreck.decide.command import Plan, absolute, build, halve, q, render, value_of
+from trainwreck.decide.hints import ANOMALY, MEMORY, adapt_hint, hang_command, rank_logs_command, silent_end_command
+from trainwreck.decide.launch import Launch, reconstruct
 from trainwreck.model import Finding
+
+TORCH_STACK = {"PyTorch", "DeepSpeed", "Megatron", "Lightning", "HF", "Accelerate", "torch_npu", "torchrun"}
 
 
 def rollback_checkpoint(bundle: Bundle, before: Optional[int]) -> Optional[dict]:
@@ -33,32 +36,101 @@ def rollback(bundle: Bundle, onset: Optional[int], before: Optional[int]) -> Dic
     return out
 
 
+def verification(cls: str, primary: Optional[Finding], bundle: Bundle, onset: Optional[int], ckpt: Optional[dict],
+                 skill: str, truncated: Optional[Finding] = None, launcher: Optional[Finding] = None,
+                 not_learning: bool = False, stack: Sequence[str] = ()) -> Dict[str, Any]:
+    """The `verification` block: the skill, a command that runs on this run's own launch, the checkpoint it resumes
+    from, the launch it was built on (and what of it the run does not show), and for `unclear` the next probe."""
+    la = reconstruct(bundle)
+    out: Dict[str, Any] = {"skill": skill}
+    if cls == "unclear" and launcher is not None and truncated is None:
+        out["command"] = rank_logs_command(la)
+    elif cls == "unclear" and truncated is not None and truncated.evidence:
+        out["command"] = (f"ls -la {q(bundle.root)}; tail -n 40 {q(absolute(bundle.root, truncated.evidence[0].path))}"
+                          "  # look for the rest of the stderr (.err files, the other ranks' logs)")
+    else:
+        out["command"] = verify_command(cls, primary, bundle, onset, ckpt, la, not_learning, uses_torch(stack))
+    if ckpt and cls in ("NaN", "divergence"):
+        out["checkpoint"] = ckpt["path"]
+    if cls == "unclear":
+        out["next_probe"] = next_probe(bundle, truncated, launcher)
+    out["launch"] = {"command": build(la, [], fresh=False)[0], "source": la.source or None, "style": la.style,
+                     "unknown": list(la.unknown)}
+    return out
+
+
+def uses_torch(stack: Sequence[str]) -> bool:
+    """The stack names PyTorch or a library on it: a torch preamble (anomaly detection, memory summary) applies."""
+    return any(s.split(" ")[0] in TORCH_STACK for s in stack)
+
+
 def verify_command(cls: str, primary: Optional[Finding], bundle: Bundle, onset: Optional[int],
-                    ckpt: Optional[dict]) -> str:
-    hydra = any(p.startswith(".hydra/") for p in bundle.configs)
-    run = shlex.quote(bundle.target or os.path.relpath(bundle.single_file or bundle.root))
+                   ckpt: Optional[dict], la: Optional[Launch] = None, not_learning: bool = False,
+                   torch: bool = True) -> str:
+    """The probe that fits the class, on the run's own launch (see decide/command.py for how settings are set).
+    `torch`: the run is a PyTorch run, so the rerun may switch on anomaly detection or print a memory summary."""
+    la = la if la is not None else reconstruct(bundle)
+    plan = class_plan(cls, la, bundle, onset, ckpt, not_learning, torch)
     if primary is not None and primary.verify_hint:
-        return primary.verify_hint
-    if cls in ("NaN", "divergence"):
-        clip = bundle.config("gradient_clip_val", "max_grad_norm", "clip_grad_norm", "grad_clip")
-        key = clip.key if clip else "trainer.gradient_clip_val"
-        stop = (onset or 0) + 50
-        resume = f" ckpt={ckpt['path']}" if ckpt else ""
-        if hydra:
-            return f"python train.py {'+' if not clip else ''}{key}=1.0 trainer.max_steps={stop}{resume}"
-        return (f"rerun from {ckpt['path'] if ckpt else 'the last checkpoint before the onset'} to step {stop} "
-                f"with gradient clipping 1.0 and compare grad_norm/loss against {run}")
-    if cls == "OOM":
-        return "rerun one step at micro-batch 1 and print torch.cuda.max_memory_allocated(); then scale the batch up"
+        adapted, prose = adapt_hint(primary.verify_hint, la, bundle, primary, plan)
+        if adapted:
+            return adapted
+        if prose:
+            la.unknown.insert(0, prose)  # the signature's advice in words, said with the class's probe
+    if plan is not None:
+        return render(la, plan.sets, env=plan.env, pre=plan.pre, notes=plan.notes)
     if cls == "stall":
-        return ("py-spy dump --pid <trainer pid> (every rank) to see where it waits; "
-                "rerun with NCCL_DEBUG=INFO TORCH_DISTRIBUTED_DEBUG=DETAIL on one node")
-    if cls == "crash":
-        return "rerun the failing step alone on one GPU with CUDA_LAUNCH_BLOCKING=1 to get the exact failing call"
+        return hang_command(la, bundle)
     if not bundle.logs and not bundle.series:
-        return f"trainwreck diagnose {run} after copying the job's stdout/stderr capture (e.g. slurm-*.out) into it"
-    return ("ps -o pid,stat,etime,cmd -C python; py-spy dump --pid <pid>  # alive: hung, see where; gone: "
-            "dmesg -T | grep -i -E 'killed process|out of memory'; sacct -j <jobid> --format=State,ExitCode,MaxRSS")
+        return (f"ls -la {q(bundle.root)}  # no logs or metrics in it: copy the job's stdout/stderr capture (the "
+                "scheduler's .out/.err file) into it and diagnose it again")
+    return silent_end_command(la, bundle)
+
+
+def class_plan(cls: str, la: Launch, bundle: Bundle, onset: Optional[int], ckpt: Optional[dict],
+               not_learning: bool, torch: bool) -> Optional[Plan]:
+    """The rerun that tests the class: what it sets, with which environment and Python preamble, and what to
+    look for. None for the probes that are not a rerun (a hang's stack dump, a silent end's kill record)."""
+    ck = absolute(bundle.root, ckpt["path"]) if ckpt else None
+    if not_learning:
+        lr = value_of(la, "lr")
+        return Plan([("overfit", "1"), ("steps", "200")],
+                    notes=["one batch, 200 steps: the loss must fall toward 0; if it stays flat the labels, the "
+                           "loss wiring or the learning rate" + (f" ({lr})" if lr else "") + " are wrong"])
+    if cls in ("NaN", "divergence"):
+        sets = [("resume", ck)] if ck else []
+        if onset is not None:
+            sets.append(("steps", str(onset + 50)))
+        if not _positive_at_most(value_of(la, "clip"), 1.0):
+            sets.append(("clip", "1.0"))
+        lr = halve(value_of(la, "lr"))
+        if lr:
+            sets.append(("lr", lr))
+        where = f"past step {onset}" if onset is not None else "this time"
+        notes = [f"the loss must stay finite and fall {where} with clipping 1.0" + (" and half the lr" if lr else "")
+                 + ("; anomaly detection names the backward op that produced the first NaN/Inf" if torch else "")]
+        if not ck:
+            notes.append("no intact checkpoint from before the onset is in the run: this reruns from the start")
+        return Plan(sets, pre=ANOMALY if torch else "", notes=notes)
+    if cls == "OOM":
+        return Plan([("batch", "1"), ("steps", "1")], pre=MEMORY if torch else "",
+                    notes=["one step at batch 1 must fit; then double the batch until it fails"
+                           + (" (the memory summary's peak usage tells how far the card goes)" if torch else "")])
+    if cls == "crash":
+        sets = []
+        if onset is not None:
+            sets = ([("resume", ck)] if ck and ckpt.get("step", onset) < onset else []) + [("steps", str(onset + 1))]
+        return Plan(sets, env=["CUDA_LAUNCH_BLOCKING=1"],
+                    notes=["reruns to the failing step; CUDA_LAUNCH_BLOCKING=1 makes a CUDA error point at the "
+                           "call that raised it"])
+    return None
+
+
+def _positive_at_most(value: Optional[str], limit: float) -> bool:
+    try:
+        return value is not None and 0 < float(value) <= limit
+    except ValueError:
+        return False
 
 
 def next_probe(bundle: Bundle, truncated: Optional[Finding] = None, launcher: Optional[Finding] = None) -> str:

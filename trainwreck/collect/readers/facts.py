@@ -1,5 +1,10 @@
 """Environment facts: git_sha.txt, seed.txt, cuda_info.txt, env.txt, pip_freeze.txt, requirements.txt,
-collect_env output, nvidia-smi captures, kernel log captures (dmesg), wandb-metadata.json, core dumps (noted, never read)."""
+collect_env output, nvidia-smi captures, kernel log captures (dmesg), wandb-metadata.json, core dumps (noted, never read).
+
+Launch facts, for the verification command (decide/launch.py): `launch.cmdline` (the command line of cmdline.txt,
+its `value` the line with backslash continuations joined), and from wandb-metadata.json `launch.program`,
+`launch.codePath`, `launch.codePathLocal`, `launch.root`, `launch.executable` (value: the string) and
+`launch.args` (value: the list of arguments wandb recorded, `sys.argv[1:]`)."""
 from __future__ import annotations
 
 import json
@@ -13,7 +18,10 @@ LIMIT = 1 << 20
 MAX_LINES = 5000
 NAMES = {"git_sha.txt", "git.txt", "seed.txt", "cuda_info.txt", "env.txt", "environment.txt", "pip_freeze.txt",
          "requirements.txt", "collect_env.txt", "nvidia-smi.txt", "nvidia_smi.txt", "dmesg.txt", "kern.txt",
-         "wandb-metadata.json", "system_info.txt", "versions.txt", ".netrc", "netrc", "env.json", "launch.sh"}
+         "wandb-metadata.json", "system_info.txt", "versions.txt", ".netrc", "netrc", "env.json", "launch.sh",
+         "cmdline.txt", "cmd.txt", "command.txt", "cmdline"}
+CMDLINE_NAMES = {"cmdline.txt", "cmd.txt", "command.txt", "cmdline"}
+_WANDB_LAUNCH = ("program", "codePath", "codePathLocal", "root", "executable")
 _PKG = lazy_re(r"^(torch|deepspeed|transformers|accelerate|pytorch-lightning|lightning|megatron-core|jax|jaxlib|"
                   r"torch-npu|torch_npu|mindspore|apex|flash-attn|flash_attn|triton|nvidia-nccl-cu\d+|peft|trl|"
                   r"numpy|vllm|xformers|bitsandbytes)\s*(?:==|@|\s)\s*([\w.+\-]+)", re.I)
@@ -58,8 +66,11 @@ def read(bundle, entry, ctx) -> None:
                 if isinstance(args, list) and all(isinstance(a, (str, int, float)) for a in args):
                     # the launch arguments (--bf16, --optim adamw_torch …): what the run was set up with
                     bundle.facts["wandb.args"] = Source(rel, None, "args: " + " ".join(str(a) for a in args)[:4000])
+                _wandb_launch(bundle, rel, meta, lines)
             ctx.record(f, "facts")
             return
+        if name in CMDLINE_NAMES:
+            _cmdline(bundle, rel, lines)
         for line in lines[:MAX_LINES]:
             bundle.extra_lines.append(line)
             text, n = line.text, line.line
@@ -76,3 +87,37 @@ def read(bundle, entry, ctx) -> None:
                 if mm:
                     bundle.facts.setdefault(key, Source(rel, n, text))
         ctx.record(f, "facts")
+
+
+def _line_of(lines, needle: str):
+    return next((ln.line for ln in lines if needle in ln.text), None)
+
+
+def _wandb_launch(bundle, rel: str, meta: dict, lines) -> None:
+    """What wandb recorded about the launch: the script (`program`, absolute or as typed; `codePath` relative
+    to the git root; `codePathLocal` relative to the working directory), `root`, `executable` and `args`."""
+    for k in _WANDB_LAUNCH:
+        v = meta.get(k)
+        if isinstance(v, str) and v.strip():
+            n = _line_of(lines, f'"{k}"')
+            bundle.facts[f"launch.{k}"] = Source(rel, n, f"{k}: {v}", value=v)
+    args = meta.get("args")
+    if isinstance(args, list) and all(isinstance(a, str) for a in args):
+        n = _line_of(lines, '"args"')
+        bundle.facts["launch.args"] = Source(rel, n, "args: " + " ".join(args)[:300], value=list(args))
+
+
+def _cmdline(bundle, rel: str, lines) -> None:
+    """The first command of cmdline.txt, with `\\` line continuations joined (comments and blank lines skipped)."""
+    parts, first = [], None
+    for ln in lines[:MAX_LINES]:
+        text = ln.text.strip()
+        if not parts and (not text or text.startswith("#")):
+            continue
+        first = first if first is not None else ln.line
+        parts.append(text[:-1].rstrip() if text.endswith("\\") else text)
+        if not text.endswith("\\"):
+            break
+    if parts:
+        cmd = " ".join(p for p in parts if p)
+        bundle.facts["launch.cmdline"] = Source(rel, first, cmd[:500], value=cmd)
