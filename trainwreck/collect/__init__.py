@@ -4,7 +4,7 @@ A reader is a module in `trainwreck/collect/readers/` with `ORDER` (int), `claim
 `read(bundle, entry, ctx)`; it opens its file with `ctx.open(entry)` (the one bounded, redacting read primitive,
 which reads a compressed file as its decompressed stream) and ends with `ctx.record(f, kind)`. Adding a format
 means adding a module there, nothing else. A file no reader claims by name is classified by its content
-(collect/classify.py): any text is a log unless it is metrics, structured data or source code; binary files are
+(collect/content.py): any text is a log unless it is metrics, structured data or source code; binary files are
 named in a note. "Nothing to diagnose" is left for a run where no file holds text.
 
 What is read is bounded by bytes, never by a clock: at most MAX_FILES_READ files, chosen and ordered by how
@@ -20,7 +20,7 @@ from typing import Dict, List, Optional, Tuple
 from trainwreck import lazy_re, submodules
 from trainwreck.collect import readers as _readers_pkg
 from trainwreck.collect.bundle import Bundle
-from trainwreck.collect.classify import READER_OF, Skipped, classify
+from trainwreck.collect.content import READER_OF, Skipped, classify
 from trainwreck.collect.inflate import compression_of, open_evidence
 from trainwreck.collect.safeio import MIN_HEAD, MIN_TAIL, BoundedFile, Budget, Entry, Skip
 from trainwreck.collect.walk import Walker

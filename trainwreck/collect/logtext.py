@@ -36,7 +36,7 @@ def _targets(f: BoundedFile, lo: int, hi: int) -> List[int]:
     ranges = [(a, b) for a, b in kept() if b > lo and a < hi]
     if len(ranges) == 1 and ranges[0][0] <= lo and ranges[0][1] >= hi:  # kept whole: as a plain file
         return even
-    starts = [max(a, lo) for a, _b in ranges]
+    starts = [max(a + 1, lo) for a, _b in ranges]  # a read at `a + 1` looks at byte `a` for the line start
     out: List[int] = []
     for t in even:
         best = min(starts, key=lambda s: abs(s - t), default=None)
