@@ -1,11 +1,12 @@
 """Reading a text log boundedly: whole when small; else its head, windows sampled across the middle, and its tail.
 
 A log larger than FULL_READ_LIMIT gives its first HEAD_BYTES, its last lines (within TAIL_BYTES), and MIDDLE_WINDOWS
-windows of about MIDDLE_WINDOW bytes spread evenly between the two, so that what the run did in between (a loss
-that starts to climb at 40 % of the run, a grad norm that jumps) is seen near where it happened instead of at the
-start of the tail. The windows cost MIDDLE_WINDOWS * MIDDLE_WINDOW bytes of the evidence budget (a few hundred
-lines of analysis), whatever the log's size; once the collection's budget is spent a log gets MIN_HEAD + MIN_TAIL
-and no windows. Each window holds whole lines only (widened, up to MIDDLE_WIDEST, until it holds one).
+windows of about MIDDLE_WINDOW bytes (at most MIDDLE_LINES lines each) spread evenly between the two, so that what
+the run did in between (a loss that starts to climb at 40 % of the run, a grad norm that jumps) is seen near where
+it happened instead of at the start of the tail. The windows cost at most MIDDLE_WINDOWS * MIDDLE_WINDOW bytes of
+the evidence budget and MIDDLE_WINDOWS * MIDDLE_LINES lines of analysis, whatever the log's size; once the
+collection's budget is spent a log gets MIN_HEAD + MIN_TAIL and no windows. Each window holds whole lines only
+(widened, up to MIDDLE_WIDEST, until it holds one).
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from trainwreck.model import Line, LogText
 
 MIDDLE_WINDOWS = 32
 MIDDLE_WINDOW = 1 << 10
+MIDDLE_LINES = 6  # lines kept of each window: analysis costs per line, and a few values per window date a change
 MIDDLE_WIDEST = 16 << 10
 MIDDLE_SPACING = 4 << 10  # a middle narrower than this per window gets fewer windows
 
@@ -54,7 +56,7 @@ def sample_middle(f: BoundedFile, lo: int, hi: int, numbered: bool = True) -> Li
         off = max(off, last_end)
         width, lines = MIDDLE_WINDOW, []
         while off < hi:
-            lines = f.lines(off, min(hi, off + width), numbered=numbered)
+            lines = f.lines(off, min(hi, off + width), numbered=numbered, last=MIDDLE_LINES)
             if lines or width >= MIDDLE_WIDEST or off + width >= hi:
                 break
             width *= 4
