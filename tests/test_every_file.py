@@ -276,3 +276,12 @@ def test_the_sniff_opens_a_bounded_number_of_files(tmp_path, monkeypatch):
     bundle = collect(locate(str(tmp_path)))
     assert len(bundle.logs) == 10
     assert any("not examined" in n for n in bundle.notes)
+
+
+@pytest.mark.parametrize("name", ["train.log.1", "train.log.2.gz", "job.o12345", "train_log.txt"])
+def test_discovery_finds_a_run_whose_only_log_is_rotated_compressed_or_a_job_output(tmp_path, name):
+    run = tmp_path / "runs" / "exp1"
+    run.mkdir(parents=True)
+    (run / name).write_text(OOM)
+    found = locate(None, str(tmp_path))  # what the CLI with no path, and the prompt-router hook, would diagnose
+    assert found.root == str(run.resolve())

@@ -17,8 +17,9 @@ SNIFF_FILES = 1024
 SHOWN = 4  # files named per reason in the note
 # which reader reads each kind of text the sniff finds
 READER_OF = {"log": "logs", "jsonl": "jsonl", "csv": "csvmetrics"}
-REASONS = (("binary", "binary"), ("unreadable", "could not be opened"), ("structured", "structured data no reader "
-           "reads (JSON/YAML/TOML/XML)"), ("source", "source code"), ("media", "images, arrays or archives"),
+REASONS = (("binary", "binary"), ("unreadable", "could not be opened"),
+           ("structured", "structured data no reader reads (JSON/YAML/TOML/XML)"), ("source", "source code"),
+           ("special", "not regular files (FIFO, socket or device)"), ("media", "images, arrays or archives"),
            ("empty", "empty"), ("unexamined", "not examined (more than %d files of unknown kind)" % SNIFF_FILES))
 ARCHIVES = (".tar.gz", ".tar.bz2", ".tar.xz", ".tar.zst")
 
@@ -75,6 +76,9 @@ def classify(root: str, entries: List[Entry], modules: Dict[str, object],
             continue
         if by_name in ("media", "source") or name.lower().endswith(ARCHIVES):
             skipped.add("source" if by_name == "source" else "media", entry.rel)
+            continue
+        if not entry.regular:
+            skipped.add("special", entry.rel)
             continue
         if entry.size == 0:
             skipped.add("empty", entry.rel)

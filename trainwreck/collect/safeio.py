@@ -51,11 +51,12 @@ class Skip(Exception):
 
 @record
 class Entry:
-    def __init__(self, rel: str, abspath: str, size: int, mtime: float) -> None:
+    def __init__(self, rel: str, abspath: str, size: int, mtime: float, regular: bool = True) -> None:
         self.rel = rel  # path relative to the run root, with '/' separators
         self.abspath = abspath
         self.size = size
         self.mtime = mtime
+        self.regular = regular  # False for a FIFO, socket or device (never opened; a reader's open says why)
 
 
 def real_inside(root_real: str, path: str) -> bool:

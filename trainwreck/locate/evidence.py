@@ -15,6 +15,8 @@ LOG_NAMES = {"stderr.txt", "stdout.txt", "output.txt", "log.txt", "train.txt", "
 TXT_LOG_WORDS = ("log", "out", "err", "train", "console", "stdout", "stderr", "traceback", "slurm", "job", "rank",
                  "spy", "stack", "dump", "hang", "faulthandler")
 COMPRESSED_SUFFIXES = (".gz", ".bz2", ".xz", ".zst")
+_COMPRESSED_EXT = {"gz", "bz2", "xz", "zst"}
+_LAST_CHARS = frozenset("tz0123456789")
 # Files only a run writes: a folder holding one is a run, whole, with everything under it.
 RECORD_NAMES = {"metrics.jsonl", "metrics.csv", "trainer_state.json", "hparams.yaml", "events.jsonl",
                 "wandb-summary.json", "wandb-metadata.json", "progress.csv", "log_history.json"}
@@ -50,13 +52,22 @@ def _scheduler_name(name: str) -> bool:
 
 
 def is_log_name(name: str) -> bool:
-    """A file whose name says it is a log: the cheap rule discovery uses (collect also reads text of any name)."""
+    """A file whose name says it is a log: the cheap rule discovery uses (collect also reads text of any name).
+    Called for every entry of every listing the prompt-router hook makes: the common answers come first."""
     if name in LOG_NAMES or name.endswith(LOG_SUFFIXES):
         return True
-    plain = _strip_rotation(name)
-    if plain != name and (plain in LOG_NAMES or plain.endswith(LOG_SUFFIXES) or _is_txt_log(plain)):
-        return True
-    return _is_txt_log(name) or _scheduler_name(name)
+    if name[-1:] not in _LAST_CHARS:  # .txt, .gz/.xz/.zst/.bz2, rotation and job numbers end so; .md, .py do not
+        return False
+    dot = name.rfind(".")
+    if dot <= 0:
+        return False
+    ext = name[dot + 1:]
+    if ext == "txt":
+        return _is_txt_log(name)
+    if ext.isdigit() or ext in _COMPRESSED_EXT:
+        plain = _strip_rotation(name)
+        return plain != name and (plain in LOG_NAMES or plain.endswith(LOG_SUFFIXES) or _is_txt_log(plain))
+    return ext[:1] in ("o", "e", "p") and _scheduler_name(name)
 
 
 def _is_txt_log(name: str) -> bool:
