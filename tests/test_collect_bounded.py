@@ -94,7 +94,7 @@ def test_first_nonfinite_step_is_right_where_sampling_starts(tmp_path, fmt, side
     step, bundle = _onset_step(tmp_path)
     assert step == k, (fmt, side, step, k, bundle.notes)
     if side == "just-above" and fmt == "text-log":
-        assert any("bisection" in n for n in bundle.notes)  # the note says how it was found
+        assert any("was located by" in n for n in bundle.notes)  # the note says how it was found
 
 
 @pytest.mark.parametrize("fmt", ["jsonl", "csv"])

@@ -87,11 +87,12 @@ class Line:
 
 @record
 class LogText:
-    """The part of a log file that was read: its tail (and, for small files, all of it)."""
+    """The part of a log file that was read: its tail (and, for small files, all of it; for large ones, its head
+    and windows sampled across the middle)."""
 
     def __init__(
             self, path: str, size: int, lines: List[Line], complete: bool, head: Optional[List[Line]] = None,
-            cut_mid_line: bool = False
+            cut_mid_line: bool = False, middle: Optional[List[List[Line]]] = None, scheduler: Optional[str] = None
     ) -> None:
         self.path = path  # relative to the run root
         self.size = size
@@ -99,6 +100,10 @@ class LogText:
         self.complete = complete  # True when the whole file was read
         self.head = [] if head is None else head  # first lines of a file read only partially
         self.cut_mid_line = cut_mid_line  # the file does not end with a newline
+        # windows sampled evenly across the unread middle of a partly read file, each a list of whole lines in
+        # file order (between `head` and `lines`): what the run did between its first and last lines
+        self.middle = [] if middle is None else middle
+        self.scheduler = scheduler  # "slurm", "lsf", "pbs", "sge", "kubernetes" when the content is a scheduler's
 
 
 @record

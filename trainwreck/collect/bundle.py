@@ -101,7 +101,9 @@ class Bundle:
         cands = self.series.get(name) or []
         if not cands:
             return None
+        logs = {log.path for log in self.logs}  # a log of any name (nohup, train.log.1, capture.gz) is a text log
+
         def from_text_log(s: Series) -> bool:
             src = s.points[0].source.path if s.points else s.path
-            return src.endswith((".log", ".out", ".txt", ".err"))
+            return src in logs or src.endswith((".log", ".out", ".txt", ".err"))
         return max(cands, key=lambda s: (len(s.points), not from_text_log(s)))

@@ -15,12 +15,13 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from bisect import bisect_right
 from typing import List, Optional, Tuple
 
 from trainwreck import lazy_re, record
 from trainwreck.collect.bundle import FileRecord
 from trainwreck.collect.redact import redact_lines
-from trainwreck.model import Line, LogText
+from trainwreck.model import Line
 
 try:  # the built-in module: hashlib would load OpenSSL (~5 ms of every call) for the same digest
     from _sha256 import sha256 as _sha256
@@ -39,6 +40,7 @@ MIN_HEAD = 16 << 10  # ... and its first 16 KB
 EVIDENCE_BYTES = 2 << 20  # bytes one collection reads as evidence before files get only MIN_HEAD + MIN_TAIL
 COUNT_LIMIT = 16 << 20  # newlines are counted (for absolute line numbers) up to this offset of a file
 COUNT_BYTES = 64 << 20  # ... and at most this many bytes per collection; beyond, lines are cited by byte offset
+INFLATE_BYTES = 128 << 20  # decompressed bytes one collection produces from compressed logs (collect/inflate.py)
 MAX_LINE_CHARS = 4000
 _ANSI = lazy_re(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[()][0-9A-Za-z]|\x1b[=>]")
 
@@ -49,11 +51,12 @@ class Skip(Exception):
 
 @record
 class Entry:
-    def __init__(self, rel: str, abspath: str, size: int, mtime: float) -> None:
+    def __init__(self, rel: str, abspath: str, size: int, mtime: float, regular: bool = True) -> None:
         self.rel = rel  # path relative to the run root, with '/' separators
         self.abspath = abspath
         self.size = size
         self.mtime = mtime
+        self.regular = regular  # False for a FIFO, socket or device (never opened; a reader's open says why)
 
 
 def real_inside(root_real: str, path: str) -> bool:
@@ -134,20 +137,22 @@ def clean_line(raw: bytes) -> str:
     return text
 
 
-def _cap(text: str) -> str:
+def cap_text(text: str) -> str:
     if len(text) > MAX_LINE_CHARS:
         return f"[…{len(text) - MAX_LINE_CHARS} chars cut] " + text[-MAX_LINE_CHARS:]
     return text
 
 
 class Budget:
-    """What one collection may still read: evidence bytes (decoded into lines or records), and bytes scanned only
-    to count newlines. Both are spent in the order the files are read, so the same run is read the same way
-    whatever the machine load."""
+    """What one collection may still read: evidence bytes (decoded into lines or records), bytes scanned only
+    to count newlines, and bytes decompressed from compressed logs. All are spent in the order the files are read,
+    so the same run is read the same way whatever the machine load."""
 
-    def __init__(self, evidence: Optional[int] = None, counting: Optional[int] = None):
+    def __init__(self, evidence: Optional[int] = None, counting: Optional[int] = None,
+                 inflate: Optional[int] = None):
         self.evidence = EVIDENCE_BYTES if evidence is None else evidence
         self.counting = COUNT_BYTES if counting is None else counting
+        self.inflate = INFLATE_BYTES if inflate is None else inflate
 
 
 class BoundedFile:
@@ -162,7 +167,7 @@ class BoundedFile:
         self.budget = budget if budget is not None else Budget()
         self.pieces: List[Tuple[int, bytes]] = []  # (offset, bytes) read as evidence
         self.reduced = False  # the collection's byte budget was spent: only MIN_HEAD + MIN_TAIL were read
-        self._nl = (0, 0)  # newlines counted so far: (offset, count before it)
+        self._marks: List[Tuple[int, int]] = [(0, 0)]  # (offset, newlines before it) known so far, sorted
 
     def __enter__(self) -> "BoundedFile":
         return self
@@ -195,9 +200,8 @@ class BoundedFile:
     def line_number_at(self, offset: int) -> Optional[int]:
         """The 1-based number of the line that starts at `offset`, or None when counting up to it would pass
         COUNT_LIMIT or the collection's counting budget (then the byte offset is the citation)."""
-        done, count = self._nl
-        if offset < done:
-            done, count = 0, 0
+        i = bisect_right(self._marks, (offset, float("inf"))) - 1  # the nearest count at or before `offset`
+        done, count = self._marks[i]
         need = offset - done
         if offset > COUNT_LIMIT or need > self.budget.counting:
             return None
@@ -208,7 +212,8 @@ class BoundedFile:
                 break
             count += b.count(b"\n")
             done += len(b)
-        self._nl = (done, count)
+        if done != self._marks[i][0]:
+            self._marks.insert(i + 1, (done, count))
         return count + 1
 
     def lines(self, start: int, end: int, numbered: bool = True, last: Optional[int] = None) -> List[Line]:
@@ -293,42 +298,9 @@ def split_lines(data: bytes, rel: str, first_line: Optional[int], base_offset: i
     ln = first_line
     for raw, text in zip(raws, texts):
         if len(text) > MAX_LINE_CHARS:
-            text = _cap(text)
+            text = cap_text(text)
         out.append(Line(rel, ln, text, pos))
         pos += len(raw) + 1
         if ln is not None:
             ln += 1
     return out
-
-
-def read_log(f: BoundedFile, tail_lines: int = 500) -> LogText:
-    """Read a text file boundedly: whole when small, else head + tail (seek from the end); only MIN_HEAD + MIN_TAIL
-    once the collection's byte budget is spent. Raises Skip for a file that looks binary."""
-    size, rel = f.size, f.rel
-    if size == 0:
-        return LogText(rel, 0, [], True)
-    head_n, tail_n = (size, 0) if size <= FULL_READ_LIMIT else (HEAD_BYTES, min(TAIL_BYTES, size - HEAD_BYTES))
-    if f.budget.evidence < head_n + tail_n:
-        f.reduced = True
-        head_n, tail_n = (size, 0) if size <= MIN_HEAD + MIN_TAIL else (MIN_HEAD, MIN_TAIL)
-    last = f.peek(max(0, size - 65536), 65536)
-    cut = not last.endswith(b"\n")
-    if tail_n == 0:
-        why = looks_binary(f.peek(0, 65536)) or looks_binary(last)
-        if why:
-            raise Skip(f"{rel}: looks binary ({why}), not read as a log")
-        return LogText(rel, size, f.lines(0, size), True, cut_mid_line=cut)
-    why = looks_binary(last)
-    if why:
-        raise Skip(f"{rel}: looks binary ({why}), not read as a log")
-    start = size - tail_n
-    lines = f.lines(start, size, last=tail_lines)
-    if not lines:  # one gigantic line: keep its end
-        tail = f.raw(start, tail_n)
-        text = redact_lines([clean_line(tail[:-1] if tail.endswith(b"\n") else tail)])[0]
-        return LogText(rel, size, [Line(rel, None, _cap(text), start)], False, cut_mid_line=cut)
-    head_end = min(head_n, start)
-    head: List[Line] = []
-    if head_end > 0 and not looks_binary(f.peek(0, min(head_end, 65536))):
-        head = f.lines(0, head_end)
-    return LogText(rel, size, lines, False, head=head, cut_mid_line=cut)

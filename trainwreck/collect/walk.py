@@ -60,6 +60,6 @@ class Walker:
                             st = e.stat(follow_symlinks=False)
                     except OSError:
                         continue
-                    yield Entry(rel, e.path, st.st_size, st.st_mtime)
+                    yield Entry(rel, e.path, st.st_size, st.st_mtime, stat.S_ISREG(st.st_mode))
             for sd in sorted(subdirs, reverse=True):
                 stack.append((sd, depth + 1))

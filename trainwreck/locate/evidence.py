@@ -9,7 +9,14 @@ import os
 
 LOG_SUFFIXES = (".log", ".out", ".err", ".stderr", ".stdout")
 LOG_NAMES = {"stderr.txt", "stdout.txt", "output.txt", "log.txt", "train.txt", "console.txt", "error.json",
-             "output.log", "debug.log", "error.txt", "traceback.txt"}
+             "output.log", "debug.log", "error.txt", "traceback.txt", "stdout", "stderr", "nohup", "output", "log",
+             "console"}
+# a .txt is a log when its name says so (train_log.txt, rank3_stack.txt); pip/requirements lists are not
+TXT_LOG_WORDS = ("log", "out", "err", "train", "console", "stdout", "stderr", "traceback", "slurm", "job", "rank",
+                 "spy", "stack", "dump", "hang", "faulthandler")
+COMPRESSED_SUFFIXES = (".gz", ".bz2", ".xz", ".zst")
+_COMPRESSED_EXT = {"gz", "bz2", "xz", "zst"}
+_LAST_CHARS = frozenset("tz0123456789")
 # Files only a run writes: a folder holding one is a run, whole, with everything under it.
 RECORD_NAMES = {"metrics.jsonl", "metrics.csv", "trainer_state.json", "hparams.yaml", "events.jsonl",
                 "wandb-summary.json", "wandb-metadata.json", "progress.csv", "log_history.json"}
@@ -19,8 +26,55 @@ RUN_MARKERS = RECORD_NAMES | CONFIG_NAMES
 MAX_ENTRIES = 256  # direct entries read from one folder; nothing deeper is ever listed
 
 
+def _strip_rotation(name: str) -> str:
+    """train.log.1.gz -> train.log; nohup.out.3 -> nohup.out (a compression suffix, then rotation numbers)."""
+    for suffix in COMPRESSED_SUFFIXES:
+        if name.endswith(suffix):
+            name = name[:-len(suffix)]
+            break
+    while True:
+        base, dot, num = name.rpartition(".")
+        if not dot or not base or not num.isdigit():
+            return name
+        name = base
+
+
+def _scheduler_name(name: str) -> bool:
+    """PBS/SGE/LSF default output names: job.o12345, job.e12345 (also .po/.pe for SGE parallel jobs)."""
+    base, dot, ext = name.rpartition(".")
+    if not dot or not base:
+        return False
+    for prefix in ("o", "e", "po", "pe"):
+        rest = ext[len(prefix):]
+        if ext.startswith(prefix) and rest and rest.replace("-", "").replace("_", "").isdigit():
+            return True
+    return False
+
+
 def is_log_name(name: str) -> bool:
-    return name in LOG_NAMES or name.endswith(LOG_SUFFIXES)
+    """A file whose name says it is a log: the cheap rule discovery uses (collect also reads text of any name).
+    Called for every entry of every listing the prompt-router hook makes: the common answers come first."""
+    if name in LOG_NAMES or name.endswith(LOG_SUFFIXES):
+        return True
+    if name[-1:] not in _LAST_CHARS:  # .txt, .gz/.xz/.zst/.bz2, rotation and job numbers end so; .md, .py do not
+        return False
+    dot = name.rfind(".")
+    if dot <= 0:
+        return False
+    ext = name[dot + 1:]
+    if ext == "txt":
+        return _is_txt_log(name)
+    if ext.isdigit() or ext in _COMPRESSED_EXT:
+        plain = _strip_rotation(name)
+        return plain != name and (plain in LOG_NAMES or plain.endswith(LOG_SUFFIXES) or _is_txt_log(plain))
+    return ext[:1] in ("o", "e", "p") and _scheduler_name(name)
+
+
+def _is_txt_log(name: str) -> bool:
+    if not name.endswith(".txt") or name.startswith(("pip", "requirements")):
+        return False
+    low = name.lower()
+    return any(w in low for w in TXT_LOG_WORDS)
 
 
 def is_record(name: str, is_dir: bool) -> bool:

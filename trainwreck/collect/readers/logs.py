@@ -1,34 +1,35 @@
-"""Text logs: *.log, *.out, *.err, stdout/stderr captures, slurm-*.out. Bounded: small files whole, large by head + tail.
+"""Text logs: *.log, *.out, *.err, stdout/stderr captures, slurm-*.out, rotated and compressed logs by name, and every
+text file of another name that the content sniff (collect/sniff.py) calls a log. Bounded: small files whole, large
+ones by head, windows sampled across the middle, and tail (collect/logtext.py); compressed ones on their
+decompressed stream (collect/inflate.py).
 
-A large log whose loss is finite in the head and non-finite from the start of the tail has its NaN onset in the
-part that was not read: it is found by bisection over byte offsets (collect/scan.py), a few small reads."""
+A large log whose loss is finite up to one part that was read (the head, a window) and non-finite from the start of
+the next has its NaN onset in the bytes between them: it is found by bisection over byte offsets (collect/scan.py),
+a few small reads."""
 from __future__ import annotations
 
 import math
 from typing import Dict, Iterable, List, Optional, Tuple
 
-from trainwreck import lazy_re
+from trainwreck.collect.logtext import read_log
 from trainwreck.collect.ranks import prefix_rank
-from trainwreck.collect.safeio import read_log
 from trainwreck.collect.scan import BISECT_WINDOW, bisect_nonfinite
+from trainwreck.collect.sniff import scheduler_of
 from trainwreck.collect.textmetrics import extract
 from trainwreck.collect.texttables import rows
-from trainwreck.locate import LOG_NAMES, LOG_SUFFIXES
+from trainwreck.locate.evidence import is_log_name
 from trainwreck.model import Line, Point, Source
 
 ORDER = 10
 FALLBACK = True  # a single file the user names is read as a log when no other reader claims it
 BISECT_METRICS = ("loss", "grad_norm")
 Values = Tuple[Line, Dict[str, float]]
-_TXT_LOG = lazy_re(r"(?i)(log|out|err|train|console|stdout|stderr|traceback|slurm|job|rank|spy|stack|dump|hang|faulthandler)")
+SCHEDULER_LINES = (60, 300)  # the first and last lines looked at for a scheduler's own words
 
 
 def claims(rel: str, name: str) -> bool:
-    if name == "error.json":
-        return False
-    if name in LOG_NAMES or name.endswith(LOG_SUFFIXES):
-        return True
-    return name.endswith(".txt") and bool(_TXT_LOG.search(name)) and not name.startswith(("pip", "requirements"))
+    """By name (other text files reach this reader through the content sniff in collect/__init__.py)."""
+    return name != "error.json" and is_log_name(name)
 
 
 def _add_points(bundle, path: str, parts: Iterable[List[Line]], tables: bool = True,
@@ -80,29 +81,33 @@ def _value_of(name: str):
     return value
 
 
-def _find_onset_in_the_middle(bundle, f, log, head: List[Values], tail: List[Values]) -> None:
-    """Bisect the unread middle for the first non-finite value of each BISECT_METRICS series that is finite in
-    the head and non-finite from the first value of the tail."""
+def _find_onset_in_the_middle(bundle, f, log, parts: List[List[Line]], found: List[List[Values]]) -> None:
+    """Bisect the unread bytes before the first part (head, a middle window, the tail) that holds a non-finite value
+    of each BISECT_METRICS series, when that part's first value is already non-finite and an earlier part was read."""
     if log.complete or not log.lines:
         return
-    lo = log.head[-1].byte + 1 if log.head and log.head[-1].byte is not None else 0
-    hi = log.lines[0].byte or 0
-    if hi - lo <= BISECT_WINDOW:
-        return
     for name in BISECT_METRICS:
-        head_vals = [v[name] for _ln, v in head if name in v]
-        tail_vals = [v[name] for _ln, v in tail if name in v]
-        if not tail_vals or math.isfinite(tail_vals[0]) or any(not math.isfinite(v) for v in head_vals):
+        k = next((i for i, got in enumerate(found) if any(name in v and not math.isfinite(v[name]) for _l, v in got)),
+                 None)
+        if not k:  # none, or already in the head
             continue
-        value_of = _value_of(name)
-        got = bisect_nonfinite(f, lo, hi, value_of)
+        vals = [v[name] for _ln, v in found[k] if name in v]
+        if math.isfinite(vals[0]):  # the onset lies inside a part that was read
+            continue
+        before = next((p for p in reversed(parts[:k]) if p), None)
+        lo = before[-1].byte + 1 if before and before[-1].byte is not None else 0
+        hi = parts[k][0].byte or 0
+        if hi <= lo:
+            continue
+        # a gap narrower than one probe is read whole; a wider one is bisected
+        got = (f.lines(lo, hi), 0) if hi - lo <= BISECT_WINDOW else bisect_nonfinite(f, lo, hi, _value_of(name))
         if got is None:
-            bundle.note(f"{log.path}: {name} is finite in the head and non-finite in the tail; the onset in "
-                        "between could not be located (no values to bisect by)")
+            bundle.note(f"{log.path}: {name} is finite in the part read before byte {hi} and non-finite from "
+                        "there; the onset in between could not be located (no values to bisect by)")
             continue
         window, probes = got
-        found = _add_points(bundle, log.path, [window], tables=False, only=name)[0]
-        first = next((ln for ln, v in found if name in v and not math.isfinite(v[name])), None)
+        added = _add_points(bundle, log.path, [window], tables=False, only=name)[0]
+        first = next((ln for ln, v in added if name in v and not math.isfinite(v[name])), None)
         if first is None:
             continue
         for series in bundle.series.get(name, []):
@@ -112,20 +117,34 @@ def _find_onset_in_the_middle(bundle, f, log, head: List[Values], tail: List[Val
                 if bad:
                     series.first_nonfinite = bad[0]
         where = f"line {first.line}" if first.line is not None else f"byte {first.byte}"
-        bundle.note(f"{log.path}: the first non-finite {name} ({where}) lies between the head and the tail that "
-                    f"were read; it was located by bisection over byte offsets ({probes} reads of "
-                    f"{BISECT_WINDOW >> 10} KB), assuming {name} stays non-finite once it is")
+        how = (f"by bisection over byte offsets ({probes} reads of {BISECT_WINDOW >> 10} KB)" if probes
+               else f"by reading the {max(1, (hi - lo) >> 10)} KB between them")
+        bundle.note(f"{log.path}: the first non-finite {name} ({where}) lies between parts of the log that "
+                    f"were read; it was located {how}, assuming {name} stays non-finite once it is")
+
+
+def _scheduler(log) -> Optional[str]:
+    first, last = SCHEDULER_LINES
+    sample = (log.head or log.lines)[:first] + [ln for w in log.middle[:1] for ln in w[:5]] + log.lines[-last:]
+    return scheduler_of("\n".join(ln.text for ln in sample))
 
 
 def read(bundle, entry, ctx) -> None:
     with ctx.open(entry) as f:
         log = read_log(f)
+        log.scheduler = _scheduler(log)
         bundle.logs.append(log)
+        inflated = getattr(f, "describe", None)
+        if inflated is not None and inflated():
+            bundle.note(inflated())
         if not log.complete:
-            bundle.note(f"{log.path}: {log.size / (1 << 20):.0f} MB; read its first {len(log.head)} and last "
+            shown = sum(len(w) for w in log.middle)
+            middle = f", {shown} lines in {len(log.middle)} windows across the middle," if log.middle else ""
+            bundle.note(f"{log.path}: {log.size / (1 << 20):.0f} MB; read its first {len(log.head)}{middle} and last "
                         f"{len(log.lines)} lines")
         if log.cut_mid_line and log.lines:
             bundle.note(f"{log.path}: ends without a newline (the writer may have been killed mid-line)")
-        head, tail = _add_points(bundle, log.path, [log.head, log.lines])
-        _find_onset_in_the_middle(bundle, f, log, head, tail)
+        parts = [log.head, *log.middle, log.lines]
+        found = _add_points(bundle, log.path, parts)
+        _find_onset_in_the_middle(bundle, f, log, parts, found)
         ctx.record(f, "log")

@@ -1,0 +1,99 @@
+"""Files no reader claims by name: what each one is, from its content (collect/sniff.py), and which reader reads it.
+
+Bounded: at most SNIFF_FILES files are opened (the shallowest, then the newest, first), each for its first
+SNIFF_BYTES; names that settle it (images, arrays, archives, source code) and empty files are never opened.
+Everything left out is counted by reason, and `Skipped.note` names what was skipped and why (binary files by
+name, always first).
+"""
+from __future__ import annotations
+
+from typing import Dict, List, Optional, Tuple
+
+from trainwreck.collect.inflate import sniff_head
+from trainwreck.collect.safeio import Entry, Skip, looks_binary
+from trainwreck.collect.sniff import SNIFF_BYTES, suffix_kind, text_kind
+
+SNIFF_FILES = 1024
+SHOWN = 4  # files named per reason in the note
+# which reader reads each kind of text the sniff finds
+READER_OF = {"log": "logs", "jsonl": "jsonl", "csv": "csvmetrics"}
+REASONS = (("binary", "binary"), ("unreadable", "could not be opened"),
+           ("structured", "structured data no reader reads (JSON/YAML/TOML/XML)"), ("source", "source code"),
+           ("special", "not regular files (FIFO, socket or device)"), ("media", "images, arrays or archives"),
+           ("empty", "empty"), ("unexamined", "not examined (more than %d files of unknown kind)" % SNIFF_FILES))
+ARCHIVES = (".tar.gz", ".tar.bz2", ".tar.xz", ".tar.zst")
+
+
+class Skipped:
+    """The files left out, by reason, for the report's notes."""
+
+    def __init__(self):
+        self.by: Dict[str, List[str]] = {}
+        self.structured: List[Entry] = []  # text that no reader claims: read as logs when nothing else holds text
+
+    def add(self, reason: str, rel: str) -> None:
+        self.by.setdefault(reason, []).append(rel)
+
+    def note(self) -> Optional[str]:
+        parts = []
+        for reason, said in REASONS:
+            rels = self.by.get(reason)
+            if not rels:
+                continue
+            shown = ", ".join(rels[:SHOWN]) + (f" and {len(rels) - SHOWN} more" if len(rels) > SHOWN else "")
+            parts.append(f"{said}: {shown}")
+        return ("not read as evidence — " + "; ".join(parts)) if parts else None
+
+
+def _kind_of(root: str, entry: Entry, name: str) -> Tuple[str, Optional[str]]:
+    """(what the file is, the reason it is skipped or None)."""
+    try:
+        method, head = sniff_head(root, entry.abspath, SNIFF_BYTES)
+    except Skip:
+        return "", "unreadable"
+    if method is not None:
+        if not head:
+            return "log", None  # an unreadable or empty stream: the log reader says why
+        return ("", "binary") if looks_binary(head) else ("log", None)
+    if looks_binary(head):
+        return "", "binary"
+    kind = text_kind(name, head)
+    if kind in ("structured", "source"):
+        return kind, kind
+    return kind, None
+
+
+def classify(root: str, entries: List[Entry], modules: Dict[str, object],
+             skipped: Skipped) -> List[Tuple[Entry, object]]:
+    """(entry, reader) for each file of `entries` (none claimed by name) that the content says is evidence."""
+    out: List[Tuple[Entry, object]] = []
+    opened = 0
+    for entry in sorted(entries, key=lambda e: (e.rel.count("/"), -e.mtime, e.rel)):
+        name = entry.rel.rsplit("/", 1)[-1]
+        by_name = suffix_kind(name)
+        if name.startswith("events.out.tfevents"):
+            skipped.add("binary", entry.rel)  # TensorBoard's record format: no reader for it here
+            continue
+        if by_name in ("media", "source") or name.lower().endswith(ARCHIVES):
+            skipped.add("source" if by_name == "source" else "media", entry.rel)
+            continue
+        if not entry.regular:
+            skipped.add("special", entry.rel)
+            continue
+        if entry.size == 0:
+            skipped.add("empty", entry.rel)
+            continue
+        if opened >= SNIFF_FILES:
+            skipped.add("unexamined", entry.rel)
+            continue
+        opened += 1
+        kind, reason = _kind_of(root, entry, name)
+        if reason:
+            skipped.add(reason, entry.rel)
+            if reason == "structured":
+                skipped.structured.append(entry)
+            continue
+        mod = modules.get(READER_OF.get(kind, ""))
+        if mod is not None:
+            out.append((entry, mod))
+    return out

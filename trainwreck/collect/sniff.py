@@ -1,0 +1,109 @@
+"""What a file is, from its content: the first bytes decide text vs binary vs compressed, and what kind of text.
+
+Names decide only where they are certain (a reader claims `trainer_state.json`; a `.png` is an image). Every other
+regular file is sniffed: its first SNIFF_BYTES (decompressed, for a compressed file) are looked at, and
+- binary content is skipped with a note that names the file;
+- compressed content is read as a log, through the same bounded primitive, on its decompressed stream;
+- text that is JSON lines is a metrics file, CSV with a metric column a metrics table, a JSON/YAML/TOML/XML document
+  structured data (no reader: not a log), source code (by its suffix) not evidence;
+- all other text, whatever its name (train_log.txt, nohup.out, *.md scheduler outputs, rotated train.log.1, a file
+  with no extension), is a log.
+Scheduler outputs (Slurm, LSF, PBS, SGE, a Kubernetes pod description or event list) are recognised by their own
+words (`scheduler_of`), wherever they sit in the file.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+from trainwreck import lazy_re
+
+SNIFF_BYTES = 8192
+# not evidence, by name alone (opening thousands of images to learn they are images costs more than it tells)
+MEDIA_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".bmp", ".tif", ".tiff", ".webp", ".ico", ".svg", ".pdf",
+                  ".mp4", ".avi", ".mov", ".mkv", ".webm", ".wav", ".mp3", ".flac", ".ogg", ".npy", ".h5", ".hdf5",
+                  ".parquet", ".arrow", ".feather", ".tfrecord", ".lmdb", ".mdb", ".onnx", ".engine", ".tflite",
+                  ".pb", ".so", ".pyc", ".zip", ".tar", ".tgz", ".7z", ".rar", ".whl", ".db", ".sqlite", ".ttf",
+                  ".woff", ".woff2", ".idx", ".wandb", ".pack")
+SOURCE_SUFFIXES = (".py", ".pyi", ".ipynb", ".c", ".cc", ".cpp", ".h", ".hpp", ".cu", ".cuh", ".js", ".ts", ".java",
+                   ".go", ".rs", ".jl", ".r", ".lua", ".sh", ".bash", ".zsh", ".ps1", ".bat", ".cmake", ".mk",
+                   ".sbatch", ".slurm", ".pbs", ".lsf", ".html", ".htm", ".css")
+STRUCTURED_SUFFIXES = (".json", ".yaml", ".yml", ".toml", ".ini", ".cfg", ".conf", ".xml", ".proto", ".lock",
+                       ".tsv", ".csv")
+SOURCE_NAMES = {"Makefile", "Dockerfile", "LICENSE", "CMakeLists.txt", "setup.cfg", "pyproject.toml"}
+
+_METRIC_HEADER = lazy_re(r"(?i)(^|[,\t/ _])(loss|acc|accuracy|lr|learning_rate|grad_norm|epoch|step|perplexity|"
+                         r"ppl|reward|map|f1|bleu|val|train)")
+# a scheduler's own words, each unmistakable: the first that matches names the scheduler
+_SCHEDULERS = (
+    ("lsf", lazy_re(r"Sender: LSF System|# LSBATCH: User input|The output \(if any\) (?:is above this job summary"
+                    r"|follows)|TERM_[A-Z]+: job killed after|^Job <[^>]+> was submitted from host", 8)),
+    ("slurm", lazy_re(r"slurmstepd(?:-[\w.-]+)?: error|^srun: (?:error|Job step aborted)|\*\*\* (?:JOB|STEP) \d[\d.]* "
+                      r"(?:ON \S+ )?CANCELLED AT|SLURM_JOB_ID|^sbatch: error|^salloc: ", 8)),
+    ("pbs", lazy_re(r"=>> PBS: |^PBS Job Id: |PBS_JOBID|^Exec host: ", 8)),
+    ("sge", lazy_re(r"(?im)\bSGE_TASK_ID\b|Grid Engine|exceeded hard wallclock time|^\$JOB_ID|qmaster")),
+    ("kubernetes", lazy_re(r"^Namespace:\s|^\s*(?:Last )?State:\s+(?:Terminated|Waiting|Running)|^Events:\s*$|"
+                           r"Back-off restarting failed container|Successfully assigned \S+ to |"
+                           r"^LAST SEEN\s+TYPE\s+REASON\s+OBJECT", 8)),
+)
+
+
+def suffix_kind(name: str) -> Optional[str]:
+    """'media', 'source' or 'structured' when the name alone settles it, else None (sniff the content)."""
+    low = name.lower()
+    if low.endswith(MEDIA_SUFFIXES):
+        return "media"
+    if name in SOURCE_NAMES or low.endswith(SOURCE_SUFFIXES):
+        return "source"
+    if low.endswith(STRUCTURED_SUFFIXES):
+        return "structured"
+    return None
+
+
+def text_kind(name: str, head: bytes) -> str:
+    """What a text file is, from its name's suffix and its first bytes: 'jsonl', 'csv', 'structured', 'source' or
+    'log'. `head` is the file's first bytes (decompressed); the last line of it may be cut."""
+    by_name = suffix_kind(name)
+    if by_name == "source":
+        return "source"
+    lines = [ln.strip() for ln in head.split(b"\n")[:-1] or head.split(b"\n")]
+    lines = [ln for ln in lines if ln]
+    if not lines:
+        return "structured" if by_name else "log"
+    objects = sum(1 for ln in lines if ln.startswith(b"{") and ln.endswith(b"}"))
+    if len(lines) >= 2 and objects >= 0.8 * len(lines):
+        return "jsonl"
+    if _is_csv(lines):
+        return "csv"
+    if by_name == "structured":
+        return "structured"
+    first = lines[0][:1]
+    if first in (b"{", b"[") and objects < 2 and len(lines) > 1 and lines[-1][:1] in (b"}", b"]", b'"', b" "):
+        return "structured"  # a JSON document without a telling name
+    if first == b"<" and lines[0].startswith((b"<?xml", b"<!DOCTYPE", b"<html")):
+        return "structured"
+    return "log"
+
+
+def _is_csv(lines) -> bool:
+    """A header with a metric column, then rows with as many cells, mostly numbers."""
+    if len(lines) < 2:
+        return False
+    header = lines[0].decode("utf-8", "replace")
+    n = header.count(",")
+    if n < 1 or not _METRIC_HEADER.search(header):
+        return False
+    rows = lines[1:21]
+    if not all(r.count(b",") == n for r in rows[:-1]):
+        return False
+    cells = [c.strip() for r in rows for c in r.split(b",")]
+    numeric = sum(1 for c in cells if c and (c.replace(b".", b"", 1).replace(b"-", b"", 1).replace(b"e", b"", 1)
+                                            .replace(b"+", b"", 1).isdigit() or c.lower() in (b"nan", b"inf")))
+    return numeric >= 0.5 * max(1, len(cells))
+
+
+def scheduler_of(text: str) -> Optional[str]:
+    """'lsf', 'slurm', 'pbs', 'sge' or 'kubernetes' when `text` shows that scheduler's own output, else None."""
+    for name, pattern in _SCHEDULERS:
+        if pattern.search(text):
+            return name
+    return None
