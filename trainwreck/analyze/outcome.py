@@ -40,7 +40,7 @@ _MARKERS: List[Tuple[Tuple[str, ...], "re.Pattern[str]", str, str, Optional[_Rea
     (("train metrics",), lazy_re(r"\*{5} train metrics \*{5}"), "completed", "hf-trainer", None),
     # lightning/pytorch/loops/fit_loop.py: "`Trainer.fit` stopped: `max_epochs=3` reached."
     (("stopped:",), lazy_re(r"Trainer\.fit`? stopped: `?(max_epochs|max_steps)=(\d+)`? reached"), "completed",
-     "lightning", lambda m: ("lightning", {"of": int(m.group(2)),
+     "lightning", lambda m: ("lightning", {"step": int(m.group(2)), "of": int(m.group(2)),
                                            "unit": "epoch" if m.group(1) == "max_epochs" else "step"})),
     # lightning EarlyStopping: "... did not improve in the last 3 records. Best score: 0.123. Signaling Trainer to stop."
     (("did not improve",), lazy_re(r"Monitored metric \S+ did not improve in the last \d+ records"), "completed",

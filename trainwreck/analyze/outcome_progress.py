@@ -53,6 +53,11 @@ def _last_epoch(bundle: Bundle) -> Tuple[Optional[Point], Optional[Point]]:
     return pts[0], max(pts, key=lambda p: p.value)
 
 
+def _epochs(first: Point, last: Point) -> float:
+    """Epochs done, not the last index: a 0-based integral counter (yolov5, Lightning) ends at n - 1."""
+    return last.value + 1 if first.value == 0 and float(last.value).is_integer() else last.value
+
+
 def run_progress(bundle: Bundle) -> Dict[str, Any]:
     """{"step", "of", "unit", "loss_first", "loss_last", "sources"}: what is known of the run's length."""
     out: Dict[str, Any] = {}
@@ -67,8 +72,8 @@ def run_progress(bundle: Bundle) -> Dict[str, Any]:
         out["of"] = of
     if "step" not in out:
         first, le = _last_epoch(bundle)
-        if le is not None:
-            out.update(step=le.value, unit="epoch")
+        if le is not None and first is not None:
+            out.update(step=_epochs(first, le), unit="epoch")
             n, _src = _configured(bundle, EPOCH_KEYS)
             if n is not None:
                 out["of"] = n
@@ -115,6 +120,6 @@ def progress_markers(bundle: Bundle) -> List[Finding]:
     n, src = _configured(bundle, EPOCH_KEYS)
     if le is not None and first is not None and n is not None and _epochs_done(first, le, n):
         return [_marker(f"the last recorded epoch {le.value:g} is the configured number of epochs "
-                        f"({src.text.strip()})", [le.source, src], {"step": le.value, "of": n, "unit": "epoch"},
+                        f"({src.text.strip()})", [le.source, src], {"step": _epochs(first, le), "of": n, "unit": "epoch"},
                         "length")]
     return []

@@ -144,7 +144,10 @@ def resolve(bundle: Bundle, findings: List[Finding], cls: str, primary: Optional
     p = run_progress(bundle)
     done, stop, live = _last(marks, "completed"), _last(marks, "interrupted"), _last(marks, "running")
     if done is not None and done.progress:
-        p.update({k: v for k, v in done.progress.items() if v is not None})
+        mark = {k: v for k, v in done.progress.items() if v is not None}
+        if mark.get("unit") not in (None, p.get("unit")):  # the marker counts in other units: its numbers only
+            p = {k: v for k, v in p.items() if k not in ("step", "of", "unit")}
+        p.update(mark)
     if done is not None and stop is not None:
         later = _before(done.evidence[0], stop.evidence[0]) if done.evidence and stop.evidence else None
         done, stop = (None, stop) if later else (done, None)  # the later line is how the run ended
@@ -156,9 +159,8 @@ def resolve(bundle: Bundle, findings: List[Finding], cls: str, primary: Optional
         state = "alive and progressing" if live.outcome_by == "progressing" else "alive but not progressing"
         return _record("running", live, f"{live.claim} ({state})", p), False
     if failure:
-        what = primary.claim if primary is not None else cls
         end = done or stop
-        why = f"{cls}: {what[:160]}"
+        why = f"a {cls} failure, found before the end of the run"
         if end is not None:
             why += f"; then {end.claim}" + (f" ({cite(end.evidence[0])})" if end.evidence else "")
         ev = primary.evidence[0] if primary is not None and primary.evidence else None
