@@ -93,12 +93,21 @@ _MARKERS: List[Tuple[Tuple[str, ...], "re.Pattern[str]", str, str, Optional[_Rea
 ]
 
 
+# srun's report that a task of the step failed: a plain cancellation after it is srun tearing the step down
+_SRUN_TASK_FAILED = lazy_re(r"srun: error: \S+: tasks? [\d,\-\[\]]+: (?:Exited with exit code [1-9]|Killed|"
+                            r"Segmentation fault|Aborted|Bus error)")
+
+
 def _scan(bundle: Bundle) -> List[Finding]:
     out: List[Finding] = []
     last: Dict[Tuple[str, str, str], Finding] = {}  # one marker per (file, outcome, who): its last line
+    task_failed = set()  # files in which srun reported a failed task
     for order, line in enumerate(bundle.all_lines()):
         text = line.text
         if not text or len(text) > 4000:
+            continue
+        if "srun: error:" in text and _SRUN_TASK_FAILED.search(text):
+            task_failed.add(line.path)
             continue
         for gates, rx, outcome, who, read in _MARKERS:
             if not any(g in text for g in gates):
@@ -107,6 +116,8 @@ def _scan(bundle: Bundle) -> List[Finding]:
             if m is None:
                 continue
             by, progress = read(m) if read else (who, {})
+            if by == "cancelled" and line.path in task_failed and "TERM_" not in text:
+                break  # not somebody stopping the run: the step failed
             key = (line.path, outcome, by)
             f = last.get(key)
             if f is None:
