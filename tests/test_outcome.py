@@ -175,6 +175,19 @@ def test_a_plain_cancel_after_a_failed_task_is_not_an_interruption():
     assert d.outcome["outcome"] != "interrupted"
 
 
+def test_a_timeout_in_another_file_is_still_the_failure_behind_a_cancel():
+    """Rank 1's NCCL watchdog in train.log, then Slurm's cancellation in srun.log: a stall, not an interruption."""
+    from trainwreck.analyze import analyze
+    from trainwreck.decide import decide
+    b = _bundle("Preparing test set...:  46%|  | 31/67 [29:02<35:12, 58.67s/it]slurmstepd: error: *** STEP 1151.0 ON "
+                "node1 CANCELLED AT 2023-03-02T11:32:09 ***", path="srun.log")
+    tl = ["[E ProcessGroupNCCL.cpp:475] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=3, "
+          "OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=1800000) ran for 1800008 milliseconds before timing out."]
+    b.logs.append(LogText("train.log", 0, [Line("train.log", 1, tl[0])], True))
+    d = decide(b, analyze(b))
+    assert d.classification == "stall" and d.outcome["outcome"] == "failed", (d.headline, d.outcome)
+
+
 def test_an_oom_the_run_survived_before_completing_is_no_failure():
     """A message that did not end the run (an OOM the batch-size finder caught) is not the run's failure."""
     from trainwreck.analyze import analyze

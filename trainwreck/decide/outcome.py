@@ -67,7 +67,8 @@ def _usable(marks: List[Finding], findings: List[Finding]) -> List[Finding]:
 
 def end_of_run(findings: List[Finding], marks: List[Finding]) -> List[Finding]:
     """The findings the interruption already explains: the catalog's match on a marker's own line, the
-    KeyboardInterrupt traceback, and terminal or wrapper messages that come with or after the interruption."""
+    KeyboardInterrupt traceback, and terminal or wrapper messages that follow the interruption in its own file
+    (a timeout in another file, or before it, is a failure of its own)."""
     stops = [m for m in marks if m.outcome == "interrupted"]
     if not stops:
         return []
@@ -79,8 +80,8 @@ def end_of_run(findings: List[Finding], marks: List[Finding]) -> List[Finding]:
         e = f.evidence[0]
         on_line = any(_pos(e) is not None and _pos(e) == _pos(x) for x in lines)
         endish = f.role == "terminal" or f.wrapper or f.kind in ("launcher-summary", "interrupted")
-        earlier = any(_before(e, x) for x in lines)
-        if f.kind == "interrupted" or on_line or (endish and not earlier):
+        after = any(_before(x, e) for x in lines)
+        if f.kind == "interrupted" or on_line or (endish and after):
             out.append(f)
     return out
 
