@@ -252,3 +252,24 @@ def test_running_only_when_a_live_process_holds_the_log():
             writer.wait()
         d = _diag(tmp, probe=True)
         assert d["outcome"]["outcome"] == "unknown" and "no live process" in d["outcome"]["why"]
+
+
+def test_a_spike_in_a_run_that_completed_is_no_failure():
+    """A finite spike that the run went on past counts as divergence only when nothing says the run finished."""
+    from trainwreck.decide import decide
+    from trainwreck.model import Finding, Point, Source
+
+    def run(done):
+        b = _bundle("{'loss': 0.5, 'epoch': 3.0}", *(["Training finished."] if done else []), path="train.log")
+        for s in range(10, 310, 10):
+            v = 5.0 if s == 150 else 2.0 - s / 300
+            b.add_point("loss", "metrics.jsonl", Point(s, v, Source("metrics.jsonl", s // 10, "", step=s, metric="loss",
+                                                                    value=v)))
+        spike = Finding("x.jump", "loss jumped", confidence=0.6, kind="spike", step=150,
+                        evidence=[Source("metrics.jsonl", 15, "", step=150, metric="loss", value=5.0)])
+        return decide(b, [spike] + outcome_detector.detect(b))
+
+    assert run(False).classification == "divergence"
+    d = run(True)
+    assert d.classification == "unclear" and d.outcome["outcome"] == "completed" and d.confidence <= 0.3
+    assert "final step 300" in d.headline and "loss 1.967 → 1" in d.headline
