@@ -156,6 +156,8 @@ def resolve(bundle: Bundle, findings: List[Finding], cls: str, primary: Optional
     if failure and done is not None and cls in SURVIVABLE and not not_learning(cls, primary) \
             and _survived(primary, done, idx):
         failure = False  # the run logged it and still completed
+    if failure and done is not None and primary is not None and primary.kind == "spike":
+        failure = False  # a spike is transient by definition, and the run went on to its end
     if live is not None:
         state = "alive and progressing" if live.outcome_by == "progressing" else "alive but not progressing"
         return _record("running", live, f"{live.claim} ({state})", p), False
