@@ -273,3 +273,15 @@ def test_a_spike_in_a_run_that_completed_is_no_failure():
     d = run(True)
     assert d.classification == "unclear" and d.outcome["outcome"] == "completed" and d.confidence <= 0.3
     assert "final step 300" in d.headline and "loss 1.967 → 1" in d.headline
+
+
+def test_every_view_states_the_same_outcome():
+    from twtest import run_cli
+    path = os.path.join(FIX, "hf-log-completed")
+    for verb in (["diagnose"], ["collect"], ["diagnose", "--md"]):
+        out = run_cli(*verb, path, "--no-probe")
+        assert out.returncode == 0, out.stderr
+        assert "Outcome: completed" in out.stdout.replace("**", ""), verb
+    rep = json.loads(run_cli("diagnose", path, "--no-probe", "--json").stdout)
+    assert rep["outcome"]["outcome"] == "completed" and rep["outcome"]["cite"] == "train.log:90"  # train metrics
+    assert [e["line"] for e in rep["outcome"]["evidence"]] == [90, 86]  # … and the first: "Training completed."

@@ -127,7 +127,7 @@ def _scan(bundle: Bundle) -> List[Finding]:
                 last[key] = f
                 out.append(f)
             else:  # the last occurrence is where the run ended; keep the first as context
-                f.evidence = [line.source()] + f.evidence[:1]
+                f.evidence = [line.source(), f.evidence[-1]]
                 f.order = float(order)
                 f.progress.update(progress)
             break  # one marker per line
