@@ -285,3 +285,21 @@ def test_every_view_states_the_same_outcome():
     rep = json.loads(run_cli("diagnose", path, "--no-probe", "--json").stdout)
     assert rep["outcome"]["outcome"] == "completed" and rep["outcome"]["cite"] == "train.log:90"  # train metrics
     assert [e["line"] for e in rep["outcome"]["evidence"]] == [90, 86]  # … and the first: "Training completed."
+
+
+def test_a_run_silent_for_hours_before_its_time_limit_hung():
+    """The time limit only ended a hang: the last step was logged 4.8 h before Slurm's cancellation."""
+    d = _diag("slurm-hang-time-limit")
+    assert d["classification"] == "stall" and d["outcome"]["outcome"] == "failed"
+    assert d["primary_cause"]["evidence"][0]["line"] == 107  # the last step logged
+    assert "4.8 h" in d["primary_cause"]["summary"]
+    # the same run stopped a minute after its last step was still progressing: interrupted, no failure
+    src = os.path.join(FIX, "slurm-hang-time-limit", "slurm-867816.out")
+    with tempfile.TemporaryDirectory() as tmp:
+        text = open(src, encoding="utf-8").read().replace("CANCELLED AT 2023-03-02T16:20:46",
+                                                          "CANCELLED AT 2023-03-02T11:32:40")
+        with open(os.path.join(tmp, "slurm-867816.out"), "w", encoding="utf-8") as f:
+            f.write(text)
+        d = _diag(tmp)
+        assert d["classification"] == "unclear" and d["outcome"]["outcome"] == "interrupted"
+        assert d["outcome"]["by"] == "time-limit"

@@ -16,6 +16,7 @@ import re
 from typing import Callable, Dict, List, Optional, Tuple
 
 from trainwreck import lazy_re
+from trainwreck.analyze.outcome_gap import silent_before_stop
 from trainwreck.analyze.outcome_progress import progress_markers
 from trainwreck.collect.bundle import Bundle
 from trainwreck.model import DIRECT, Finding, Source
@@ -171,4 +172,6 @@ def _running(bundle: Bundle) -> List[Finding]:
 
 
 def detect(bundle: Bundle) -> List[Finding]:
-    return _scan(bundle) + progress_markers(bundle) + _running(bundle)
+    marks = _scan(bundle)
+    stops = [m for m in marks if m.outcome == "interrupted" and m.outcome_by not in ("user", "hangup")]
+    return marks + progress_markers(bundle) + _running(bundle) + silent_before_stop(bundle, stops)
