@@ -130,7 +130,9 @@ class Point:
 # What sort of observation a finding is (Finding.kind): decide reasons over these, never over detector ids or prose.
 KINDS = ("traceback", "truncated-traceback", "launcher-summary", "interrupted", "exception-line", "signature",
          "nonfinite", "precursor", "divergence", "spike", "chance", "plateau", "trajectory", "config", "stack",
-         "checkpoint", "stack-dump", "probe", "silent-rank", "")
+         "checkpoint", "stack-dump", "probe", "silent-rank", "outcome", "")
+# How a run ended (Finding.outcome, Diagnosis.outcome["outcome"]): decided before any failure class.
+OUTCOMES = ("failed", "completed", "interrupted", "running", "unknown")
 
 
 @record
@@ -141,7 +143,10 @@ class Finding:
     names a detector: `kind` (KINDS), `step` (where the finding starts on the training timeline: a logged step,
     never a line index), `precursor_of` / `consequence_of` (the classification it precedes / follows),
     `wrapper` (a launcher's message that a child process failed), `timeout` (a timed-out collective or wait),
-    `config` (the config entries it cites) and `setup` (facts such as precision and world size)."""
+    `config` (the config entries it cites) and `setup` (facts such as precision and world size). An outcome
+    marker (kind "outcome") says how the run ended: `outcome` (completed | interrupted | running), `outcome_by`
+    (who or what stopped it: user, time-limit, preemption, cancelled, eviction, node-failure, signal …) and
+    `progress` ({"step": final step, "of": planned steps, "unit": "step" | "epoch"} where it is known)."""
 
     def __init__(
             self, id: str, claim: str, label: str = DIRECT, confidence: float = 0.5,
@@ -152,7 +157,8 @@ class Finding:
             relevant: Optional[List[str]] = None, kind: str = "", step: Optional[int] = None,
             precursor_of: Optional[str] = None, consequence_of: Optional[str] = None, wrapper: bool = False,
             timeout: bool = False, config: Optional[List[Source]] = None, setup: Optional[Dict[str, str]] = None,
-            family: Optional[Dict[str, str]] = None
+            family: Optional[Dict[str, str]] = None,
+            outcome: Optional[str] = None, outcome_by: Optional[str] = None, progress: Optional[Dict[str, Any]] = None
     ) -> None:
         self.id = id  # catalog signature id or detector id, e.g. "cuda-oom", "metric.first-nonfinite"
         self.claim = claim
@@ -180,6 +186,9 @@ class Finding:
         self.config = [] if config is None else config
         self.setup = {} if setup is None else setup  # e.g. {"precision": "fp16", "world_size": "8 ranks"}
         self.family = family  # the family by meaning ({"id", "title"}, catalog/families.yaml), when known
+        self.outcome = outcome  # for outcome markers: completed | interrupted | running
+        self.outcome_by = outcome_by  # who or what ended the run (interrupted) or how it ended (completed)
+        self.progress = {} if progress is None else progress  # {"step": N, "of": M, "unit": "step" | "epoch"}
         if not self.kind:
             self.kind = "signature" if self.signature else ""
         if self.step is None and self.evidence and self.evidence[0].metric is not None:
@@ -243,7 +252,8 @@ class Diagnosis:
             setup: Optional[List[str]] = None, onset: Optional[Dict[str, Any]] = None,
             precursors: Optional[List[Dict[str, Any]]] = None, trajectories: Optional[Dict[str, Any]] = None,
             rollback: Optional[Dict[str, Any]] = None, chance: Optional[Dict[str, Any]] = None,
-            first_failing_rank: Optional[Dict[str, Any]] = None, checkpoints: Optional[List[Dict[str, Any]]] = None
+            first_failing_rank: Optional[Dict[str, Any]] = None, checkpoints: Optional[List[Dict[str, Any]]] = None,
+            outcome: Optional[Dict[str, Any]] = None
     ) -> None:
         self.classification = classification
         self.confidence = confidence
@@ -271,6 +281,8 @@ class Diagnosis:
         self.chance = {} if chance is None else chance  # the chance-level / initial-loss verdict
         self.first_failing_rank = first_failing_rank  # {"rank", "cite", "how"}
         self.checkpoints = [] if checkpoints is None else checkpoints
+        # how the run ended, decided before the classification: {"outcome", "cite", "why", "by", "progress"}
+        self.outcome = {"outcome": "unknown", "cite": "", "why": ""} if outcome is None else outcome
 
     def to_json(self) -> Dict[str, Any]:
         return {
@@ -278,6 +290,7 @@ class Diagnosis:
             "run": self.run,
             "target": self.target,
             "headline": self.headline,
+            "outcome": self.outcome,
             "classification": self.classification,
             "confidence": round(self.confidence, 3),
             "failure_stage": self.failure_stage,

@@ -45,6 +45,9 @@ _KEYCHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ01234
 _TQDM = lazy_re(r"(\d+)/(\d+) \[[\d:]+<[\d:?]+,\s*(?:(?P<rate>[\d.]+)(?P<unit>it/s|s/it))?[^\]]*?(?:, (?P<post>[^\]]*))?\]")
 _MM_ITER = lazy_re(r"\bIter(?:\(\w+\))? ?\[ *(\d+)/")
 _DARKNET = lazy_re(r"^\s*(\d+)(?:, [\d.]+)?: (" + _NUM + r"), (" + _NUM + r") avg(?: loss)?, (" + _NUM + r") rate")
+# HF's `trainer.log_metrics("train", metrics)` block after "***** train metrics *****":
+# `print(f"  {key: <{k_width}} = {value:>{v_width}}")` — its train_loss is the run average, like the summary dict's.
+_HF_TRAIN_METRICS_LOSS = lazy_re(r"^  train_loss +=  *\S+\s*$")
 _SCALE_TO = lazy_re(r"(?:reducing|setting|set|lowering|decreasing|dropping)(?: the)?(?: loss)?(?: scale)? to:? *("
                        + _NUM + r")(?![\w.])")
 
@@ -238,6 +241,8 @@ def _segment(text: str, low: str) -> Optional[Result]:
             low = low[:s.start()]
     named = _pairs(body, low, out)
     if "train_runtime" in text:  # HF's final summary: train_loss there is the run average, not a point
+        out.pop("loss", None)
+    elif "loss" in out and text.startswith("  train_loss") and _HF_TRAIN_METRICS_LOSS.match(text):
         out.pop("loss", None)
     if named is None and "Iter" in text:
         mm = _MM_ITER.search(text)

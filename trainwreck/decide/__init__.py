@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import List, Optional
 
 from trainwreck.collect.bundle import Bundle
-from trainwreck.decide import fold, score, timeline, views
+from trainwreck.decide import fold, outcome, score, timeline, views
 from trainwreck.decide.fixes import rank_fixes
 from trainwreck.decide.headline import finding_json, headline, not_learning, terminal_json
 from trainwreck.decide.next_steps import rollback
@@ -59,9 +59,16 @@ def decide(bundle: Bundle, findings: List[Finding]) -> Diagnosis:
     findings = fold.fold_timeouts(findings, score.strength)
     findings = fold.demote_wrappers(findings)
     findings = fold.spikes_are_divergence(findings)
-    scores, by_class = score.score(bundle, findings)
+    ended = outcome.end_of_run(findings, outcome.markers(findings))  # how the run was stopped: never its cause
+    ended_ids = {id(f) for f in ended}
+    weighed = [f for f in findings if id(f) not in ended_ids and f.kind != "outcome"]
+    scores, by_class = score.score(bundle, weighed)
     idx = timeline.step_index(bundle)
     cls = score.pick(scores, by_class, idx)
+    first_primary, _ = score.rank_causes(cls, by_class)
+    ended_as, no_failure = outcome.resolve(bundle, findings, cls, first_primary, idx)
+    if no_failure:
+        cls = "unclear"
 
     primary, causes = score.rank_causes(cls, by_class)
     causes = fold.fold_same_line(causes, primary)
@@ -70,12 +77,12 @@ def decide(bundle: Bundle, findings: List[Finding]) -> Diagnosis:
                and (cls in f.relevant or (not f.relevant and f.suggests in (None, cls)))]
     factors += [f for f in findings if f.role == "cause" and f.suggests is None and f not in causes]
     factors.sort(key=lambda f: (f.label != DIRECT, -f.confidence))
-    terminal = [f for f in findings if f.suggests and f.suggests != cls and f.role in ("cause", "symptom", "terminal")
+    terminal = [f for f in weighed if f.suggests and f.suggests != cls and f.role in ("cause", "symptom", "terminal")
                 and score.ROLE_WEIGHT.get(f.role, 0) > 0]
     terminal = fold.one_per_event(sorted(terminal, key=score.order_key))
     for f in terminal if cls != "unclear" else []:
         f.consequence_of = cls
-    context = [f for f in findings if f.role == "context" and f.kind != "stack"]
+    context = [f for f in findings if f.role == "context" and f.kind not in ("stack", "outcome")]
     stage = _stage(cls, primary, causes, bundle)
 
     onset = timeline.onset(cls, primary, causes)
@@ -85,6 +92,8 @@ def decide(bundle: Bundle, findings: List[Finding]) -> Diagnosis:
     plan = rollback(bundle, onset["step"], timeline.rollback_before(onset["step"], precursors))
     ckpt = plan["checkpoint"]
     conf = score.confidence(cls, scores, by_class, causes, idx)
+    if ended_as["outcome"] in ("completed", "interrupted") and cls == "unclear":
+        conf = outcome.cap_confidence(conf)
 
     truncated = next((f for f in findings if f.kind == "truncated-traceback"), None)
     launcher = next((f for f in findings if f.kind == "launcher-summary" or f.wrapper), None)
@@ -93,6 +102,7 @@ def decide(bundle: Bundle, findings: List[Finding]) -> Diagnosis:
     verification = verification_block(cls, primary, bundle, onset["step"], ckpt, skill, truncated, launcher,
                                       not_learning(cls, primary), _stack(findings))
 
+    outcome.next_step(ended_as, verification, bundle)
     summary = _metrics_summary(bundle)
     return Diagnosis(
         classification=cls,
@@ -106,7 +116,9 @@ def decide(bundle: Bundle, findings: List[Finding]) -> Diagnosis:
         verification=verification,
         notes=list(bundle.notes),
         evidence_files=[r.to_json() for r in bundle.files],
-        headline=headline(cls, primary, stage, bundle, onset["step"], truncated, launcher),
+        headline=(outcome.headline(ended_as) if cls == "unclear" else None)
+        or headline(cls, primary, stage, bundle, onset["step"], truncated, launcher),
+        outcome=ended_as,
         terminal_events=terminal_json(terminal, cls),
         metrics_summary=summary,
         setup=next((list(f.setup.values()) for f in findings if f.kind == "stack" and f.setup), []),

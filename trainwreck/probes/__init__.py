@@ -1,4 +1,5 @@
-"""Live-system probes (skipped with --no-probe): GPU state through NVML, free disk and /dev/shm.
+"""Live-system probes (skipped with --no-probe): GPU state through NVML, free disk and /dev/shm, and a live
+process that holds the run's files open (probes/live.py: the only evidence that a run is still running).
 
 Each probe has its own time limit and reports cleanly when its capability is missing (no GPU, no driver,
 nvidia-ml-py not installed): the diagnosis never fails because a probe could not run.
@@ -11,6 +12,7 @@ from typing import Any, Dict, List
 
 from trainwreck.collect.bundle import Bundle
 from trainwreck.model import DIRECT, Finding, Source
+from trainwreck.probes.live import live_writer
 
 
 def _with_timeout(fn, seconds: float) -> Dict[str, Any]:
@@ -86,4 +88,6 @@ def probe_system(bundle: Bundle) -> List[Finding]:
                 evidence=[Source(path, None, f"statvfs: {free >> 20} MiB free of {total >> 20} MiB")],
                 relevant=["crash", "OOM"], fixes=[f"free space on the {label} filesystem"]))
     bundle.probes = {"gpu": gpu, "notes": notes}
+    r = _with_timeout(lambda: live_writer(bundle), 3.0)
+    bundle.probes["live"] = r.get("value")  # None: no live process holds the run's files
     return out

@@ -46,6 +46,23 @@ def _quote(ev: Dict[str, Any], width: int) -> Optional[str]:
     return f"{'':15}│ {t}"
 
 
+_OUTCOME_MEANS = {"completed": "the run reached its end; no failure found",
+                  "interrupted": "stopped from outside (user, scheduler, preemption, cancellation)",
+                  "running": "a live process is still writing the run's files",
+                  "failed": "a failure was found before the end",
+                  "unknown": "nothing says how the run ended"}
+
+
+def outcome_line(d: Dict[str, Any]) -> str:
+    """`Outcome: completed (train.log:458: why)`: how the run ended and the line that shows it."""
+    o = d.get("outcome") or {}
+    name = o.get("outcome") or "unknown"
+    why = (o.get("why") or _OUTCOME_MEANS.get(name, "")).strip()
+    where = o.get("cite") or ""
+    inside = f"{where}: {why}" if where and why else (where or why)
+    return f"Outcome: {name}" + (f" ({inside})" if inside else "")
+
+
 def terminal(d: Dict[str, Any], width: Optional[int] = None) -> str:
     w = width or _width()
     run = d.get("target") or d.get("run") or ""
@@ -56,6 +73,12 @@ def terminal(d: Dict[str, Any], width: Optional[int] = None) -> str:
     tl = textwrap.wrap(title, w - len(conf) - 2) or [""]
     out.append(f"{tl[0]:<{w - len(conf)}}{conf}")
     out += [f"  {t}" for t in tl[1:]]
+    ol = textwrap.wrap(_clip(outcome_line(d), 3 * w), w - 2) or [""]
+    out += [ol[0]] + [f"  {t}" for t in ol[1:3]]
+    if d.get("classification") == "unclear":  # nothing failed: the line that says how the run ended, quoted
+        q = _quote(((d.get("outcome") or {}).get("evidence") or [{}])[0], w)
+        if q:
+            out.append(q)
     shown = 0
     for c in d.get("causes", [])[:4]:
         ev = (c.get("evidence") or [{}])[0]
@@ -97,6 +120,18 @@ def terminal(d: Dict[str, Any], width: Optional[int] = None) -> str:
     return "\n".join(out) + "\n"
 
 
+def _md_outcome(d: Dict[str, Any]) -> str:
+    o = d.get("outcome") or {}
+    name = o.get("outcome") or "unknown"
+    where = f" (`{o['cite']}`)" if o.get("cite") else ""
+    why = (o.get("why") or _OUTCOME_MEANS.get(name, "")).replace("`", "'")
+    line = f"**Outcome: {name}**{where}" + (f" — {why}" if why else "")
+    ev = (o.get("evidence") or [{}])[0]
+    if d.get("classification") == "unclear" and ev.get("text") and "metric" not in ev:
+        line += "\n\n> " + ev["text"].strip().replace("`", "'")[:200]
+    return line
+
+
 def markdown(d: Dict[str, Any]) -> str:
     def ev_md(ev: Dict[str, Any]) -> str:
         if "metric" in ev:
@@ -106,6 +141,7 @@ def markdown(d: Dict[str, Any]) -> str:
 
     L = [f"# trainwreck diagnosis: {d['classification']}", "",
          f"**{d.get('headline', '')}** (confidence {d['confidence']:.2f})", "",
+         _md_outcome(d), "",
          f"- Run: `{d.get('target') or d.get('run')}`",
          f"- Stage: {d.get('failure_stage')}",
          f"- Stack: {', '.join(d.get('stack') or []) or 'unknown'}", ""]

@@ -9,6 +9,7 @@ import json
 import sys
 
 from trainwreck.model import cite as _cite
+from trainwreck.report import outcome_line
 
 NAME = "collect"
 ORDER = 10
@@ -54,7 +55,8 @@ def bundle_json(result, tail: int) -> dict:
     except ImportError:
         pass
     return {"run": d["run"], "target": d["target"], "files": d["evidence_files"], "classification": d["classification"],
-            "confidence": d["confidence"], "headline": d["headline"], "stack": d["stack"], "findings": findings,
+            "confidence": d["confidence"], "headline": d["headline"], "outcome": d.get("outcome"), "stack": d["stack"],
+            "findings": findings,
             "tracebacks": tb, "metrics_summary": d.get("metrics_summary"), "config": config,
             "checkpoints": d["checkpoints"], "onset": d["onset"], "rollback": d["rollback"],
             "first_failing_rank": d["first_failing_rank"], "chance": d["chance"], "log_tails": tails,
@@ -64,6 +66,7 @@ def bundle_json(result, tail: int) -> dict:
 def render(j: dict) -> str:
     L = [f"trainwreck collect · {j['target']}" + (f" · {' + '.join(j['stack'])}" if j["stack"] else ""), ""]
     L.append(f"Quick classification: {j['classification']} (confidence {j['confidence']:.2f}) — {j['headline']}")
+    L.append(outcome_line(j.get("diagnosis") or j))
     on, rb, ffr = j.get("onset") or {}, j.get("rollback") or {}, j.get("first_failing_rank")
     if on.get("step") is not None:
         L.append(f"Onset: step {on['step']} ({on.get('cite')})" + (f"; instability from step {on['precursor_step']}"

@@ -8,7 +8,8 @@ NAME = "diagnose"
 ORDER = 0
 HELP = "diagnose a failed or stalled run (directory or log file; default: most recent run under cwd)"
 DESCRIPTION = """\
-Diagnose a failed or stalled training run: classify it (NaN | OOM | divergence | stall | crash | unclear),
+Diagnose a failed or stalled training run: say how it ended (failed | completed | interrupted | running |
+unknown, with the line that shows it), classify it (NaN | OOM | divergence | stall | crash | unclear),
 rank the causes with the exact evidence (file:line, metric step) and give fixes plus one verification step.
 
 PATH is a run directory (Hydra outputs/<date>/<time>, lightning_logs/version_N, wandb/latest-run, an HF

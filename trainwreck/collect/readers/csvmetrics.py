@@ -1,4 +1,5 @@
-"""CSV metrics: Lightning's metrics.csv (CSVLogger), progress.csv. Sparse columns; rows cited by line.
+"""CSV metrics: Lightning's metrics.csv (CSVLogger), progress.csv, YOLO's results.csv (one row per epoch).
+Sparse columns; rows cited by line.
 
 Small files are read whole; large ones by a sample of their rows, their last rows and a scan of the whole file
 for the first non-finite value (collect/metricfile.py), like JSON lines."""
@@ -16,7 +17,7 @@ STEP_COLUMNS = ("step", "global_step", "trainer/global_step")
 
 
 def claims(rel: str, name: str) -> bool:
-    return name in ("metrics.csv", "progress.csv", "log.csv", "train_log.csv")
+    return name in ("metrics.csv", "progress.csv", "log.csv", "train_log.csv", "results.csv")
 
 
 def _row(text: str) -> List[str]:

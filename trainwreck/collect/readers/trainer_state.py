@@ -1,5 +1,10 @@
 """Hugging Face Trainer state (trainer_state.json): `log_history` entries, cited by the line of each value.
 
+HF's final summary entry (`train_runtime`, `train_loss` averaged over the whole run, `total_flos` …) is not a
+point of any series: it becomes the fact `hf.train_summary` (the run reached the end of `Trainer.train`), and
+the top-level `global_step` / `max_steps` / `num_train_epochs` / `epoch` become facts `trainer_state.<key>`,
+each cited by its line, for the outcome detector.
+
 Small files are parsed whole. Larger ones: the first 256 KB (the start of training), the last 1 MB (the end),
 and a scan of the whole file for the first NaN / Infinity (collect/scan.py), whose entry is parsed too.
 """
@@ -21,6 +26,9 @@ TAIL = TAIL_BYTES
 _OBJ = lazy_re(r"\{(?:[^{}\[\]]|\[REDACTED:[a-z\-]+\])*\}")  # a flat entry (a redacted value may sit in it)
 _KEYLINE = lazy_re(r'"([^"]+)"\s*:\s*([^,\n}]+)')
 _NONFINITE = lazy_re(rb'"([^"]+)"\s*:\s*-?(?:NaN|Infinity)\b')
+# A top-level key of `json.dumps(dataclasses.asdict(state), indent=2, sort_keys=True)`: two spaces of indent.
+_TOP = lazy_re(r'^  "(global_step|max_steps|num_train_epochs|epoch)": (-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?),?\s*$')
+SUMMARY_KEY = "train_runtime"  # only Trainer.train's final summary entry holds it
 
 
 def claims(rel: str, name: str) -> bool:
@@ -53,6 +61,10 @@ def _entries(bundle, rel: str, lines: Union[List[Line], str], first_line: Option
         key_lines = {}
         for km in _KEYLINE.finditer(m.group(0)):
             key_lines.setdefault(km.group(1), nl + m.group(0).count("\n", 0, km.start()))
+        if SUMMARY_KEY in obj:  # the run's averages, not the last step's values: a fact, never a point
+            line = lines[min(key_lines.get(SUMMARY_KEY, nl), len(lines) - 1)]
+            bundle.facts["hf.train_summary"] = Source(rel, line.line, line.text, step=step, byte=line.byte)
+            continue
         for k, v in obj.items():
             name = canonical(k) if isinstance(k, str) else None
             if not name or isinstance(v, bool) or not isinstance(v, (int, float)):
@@ -61,6 +73,17 @@ def _entries(bundle, rel: str, lines: Union[List[Line], str], first_line: Option
             bundle.add_point(name, rel, Point(step, float(v), Source(rel, line.line, line.text, step=step,
                                                                      metric=name, value=float(v), byte=line.byte)))
     return n
+
+
+def _top_level(bundle, rel: str, lines: List[Line]) -> None:
+    """The state's own counters (global_step, max_steps …) as facts, each cited by its line."""
+    for ln in lines:
+        if not ln.text.startswith('  "'):
+            continue
+        m = _TOP.match(ln.text)
+        if m is not None:
+            bundle.facts[f"trainer_state.{m.group(1)}"] = Source(rel, ln.line, ln.text, value=float(m.group(2)),
+                                                                 byte=ln.byte)
 
 
 def _nonfinite_metric(raw: bytes) -> bool:
@@ -92,12 +115,15 @@ def read(bundle, entry, ctx) -> None:
                 bundle.note(f"{rel}: no log_history in it")
                 return
             n = _entries(bundle, rel, lines)
+            _top_level(bundle, rel, lines)
             last = next((ln.text.rstrip() for ln in reversed(lines) if ln.text.strip()), "")
             if not last.endswith("}"):
                 bundle.note(f"{rel}: truncated JSON; read {n} complete log_history entries")
         else:
-            _entries(bundle, rel, f.lines(0, HEAD))
-            _entries(bundle, rel, f.lines(size - TAIL, size))
+            head, tail = f.lines(0, HEAD), f.lines(size - TAIL, size)
+            _entries(bundle, rel, head)
+            _entries(bundle, rel, tail)
+            _top_level(bundle, rel, head + tail)
             hit = first_nonfinite(f.fd, size, _nonfinite_metric)
             if hit is not None:
                 off, _ln, raw = hit

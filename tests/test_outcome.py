@@ -1,0 +1,305 @@
+"""The run's outcome comes before its classification (issue 9, "Outcome before classification").
+
+A completed run is "no failure found" (unclear, confidence <= 0.3), never "a hang, or a kill"; Ctrl-C and a
+scheduler's time limit are `interrupted` with who stopped them; a failure found before the end is `failed` with
+its own class, and the interruption's lines (KeyboardInterrupt, Slurm's cancellation) never cause a class. The
+fixtures under tests/fixtures/outcome/ hold the frameworks' own wording (README.md there names each source)."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import pytest
+from twtest import EXAMPLES, ROOT
+
+from trainwreck.analyze import outcome as outcome_detector
+from trainwreck.collect.bundle import Bundle
+from trainwreck.model import Line, LogText
+from trainwreck.pipeline import diagnose
+from trainwreck.report import markdown, terminal
+
+FIX = os.path.join(ROOT, "tests", "fixtures", "outcome")
+COMPLETED = ["hf-completed", "hf-log-completed", "lightning-completed", "yolo-completed", "plain-completed"]
+
+
+def _diag(name, probe=False):
+    path = name if os.path.isabs(name) else os.path.join(FIX, name)
+    return diagnose(path, probe=probe).diagnosis.to_json()
+
+
+@pytest.mark.parametrize("name", COMPLETED)
+def test_a_completed_run_is_no_failure_found(name):
+    d = _diag(name)
+    assert d["outcome"]["outcome"] == "completed", d["outcome"]
+    assert d["classification"] == "unclear"
+    assert d["confidence"] <= 0.3
+    assert d["headline"].startswith("no failure found: the run completed")
+    assert "hang" not in d["headline"] and "kill" not in d["headline"]
+    assert d["outcome"]["cite"], "the outcome names the line that shows it"
+    # never a hang probe for a run that finished
+    assert "py-spy" not in d["verification"]["command"] and "py-spy" not in d["verification"].get("next_probe", "")
+
+
+def test_completed_headline_says_what_it_saw():
+    d = _diag("hf-completed")
+    assert d["outcome"]["cite"].startswith("trainer_state.json:")
+    assert "final step 750 of 750" in d["headline"]
+    # first and last logged loss, not HF's run average
+    assert "loss 2.409 → 0.3692" in d["headline"]
+    d = _diag("yolo-completed")  # yolov5's 0-based epochs: 0..29 of `epochs: 30` is the whole run
+    assert "final epoch 30 of 30" in d["headline"] and d["outcome"]["by"] == "length"
+    d = _diag("lightning-completed")
+    assert "final epoch 20 of 20" in d["headline"] and d["outcome"]["by"] == "lightning"
+
+
+@pytest.mark.parametrize("name,path", [("hf-completed", "trainer_state.json"), ("hf-log-completed", "train.log")])
+def test_hf_final_summary_is_not_the_last_steps_loss(name, path):
+    """HF's summary `train_loss` is the average over the run: as the loss at the last step it fakes a late jump."""
+    res = diagnose(os.path.join(FIX, name), probe=False)
+    series = res.bundle.best_series("loss")
+    last = series.points[-1]
+    assert abs(last.value - 0.3692) < 1e-9, f"last loss point is {last.value} at {last.source.cite()}"
+    assert all(abs(p.value - 0.6946) > 1e-3 for p in series.points), "the run average entered the loss series"
+    assert "train_runtime" not in last.source.text
+    if name == "hf-completed":
+        assert "hf.train_summary" in res.bundle.facts
+
+
+def test_ctrl_c_is_interrupted_by_the_user_not_a_hang():
+    d = _diag("ctrl-c")
+    assert d["outcome"]["outcome"] == "interrupted" and d["outcome"]["by"] == "user"
+    assert d["outcome"]["cite"] == "train.log:58"  # the KeyboardInterrupt line
+    assert d["classification"] == "unclear" and d["confidence"] <= 0.3
+    assert d["headline"].startswith("interrupted by the user (Ctrl-C")
+    assert "hang" not in d["headline"].split(";")[0] and "OOM" not in d["headline"]
+    assert d["primary_cause"] is None
+
+
+def test_torchrun_death_signal_is_the_user_and_its_traceback_no_crash():
+    d = _diag("torchrun-sigint")
+    assert d["outcome"]["outcome"] == "interrupted" and d["outcome"]["by"] == "user"
+    assert d["classification"] == "unclear", d["headline"]
+
+
+@pytest.mark.parametrize("name,cite", [("slurm-time-limit", "slurm-42221.out:56"), ("lsf-runlimit", "job.4242.out:38")])
+def test_a_scheduler_time_limit_is_interrupted_not_a_crash(name, cite):
+    d = _diag(name)
+    assert d["outcome"]["outcome"] == "interrupted" and d["outcome"]["by"] == "time-limit"
+    assert d["outcome"]["cite"] == cite
+    assert d["classification"] == "unclear" and d["confidence"] <= 0.3
+    assert "time limit" in d["headline"]
+    assert "--time" in d["verification"]["next_probe"]
+
+
+def test_nan_then_ctrl_c_is_a_nan_failure():
+    d = _diag("nan-then-ctrl-c")
+    assert d["outcome"]["outcome"] == "failed"
+    assert d["classification"] == "NaN"
+    assert "KeyboardInterrupt" not in json.dumps(d["primary_cause"])
+    assert d["outcome"]["cite"] == d["primary_cause"]["evidence"][0]["path"] + ":" + str(
+        d["primary_cause"]["evidence"][0]["line"])
+
+
+def test_an_oom_run_is_failed():
+    d = _diag(os.path.join(EXAMPLES, "oom-cuda"))
+    assert d["outcome"]["outcome"] == "failed" and d["classification"] == "OOM"
+
+
+def test_a_silent_run_is_unknown_and_says_the_probe_was_not_run():
+    d = _diag(os.path.join(EXAMPLES, "unclear-silent"))
+    assert d["outcome"]["outcome"] == "unknown" and "not run" in d["outcome"]["why"]
+
+
+def _bundle(*texts, path="job.out"):
+    b = Bundle(root="/nonexistent", target="run")
+    b.logs = [LogText(path, 0, [Line(path, i + 1, t) for i, t in enumerate(texts)], True)]
+    return b
+
+
+@pytest.mark.parametrize("text,outcome,by", [
+    # slurmstepd req.c (each "DUE TO" reason), plain scancel
+    ("slurmstepd: error: *** JOB 32391783 ON cn119 CANCELLED AT 2021-06-18T13:05:36 DUE TO PREEMPTION ***",
+     "interrupted", "preemption"),
+    ("slurmstepd: error: *** STEP 3495064.0 ON orion-01-01 CANCELLED AT 2021-10-27T19:35:36 ***", "interrupted",
+     "cancelled"),
+    ("slurmstepd: *** JOB 830329 CANCELLED AT 2018-08-06T17:21:44 DUE TO TIME LIMIT on n447 ***", "interrupted",
+     "time-limit"),
+    # LSF job report, PBS mom, Kubernetes
+    ("TERM_OWNER: job killed by owner.", "interrupted", "cancelled"),
+    ("TERM_PREEMPT: job killed after preemption.", "interrupted", "preemption"),
+    ("=>> PBS: job killed: walltime 3611 exceeded limit 3600", "interrupted", "time-limit"),
+    ("Message:          The node was low on resource: memory.", "interrupted", "eviction"),
+    ("  Normal   Preempted  68s  default-scheduler  Preempted by pod d9d25b95-4a7d-4214-8a30-8ce1fd616f67 on node "
+     "worker-0", "interrupted", "preemption"),
+    # torchrun, Megatron, srun, lightning
+    ("W0409 07:28:49.530000 1359 torch/distributed/elastic/agent/server/api.py:719] Received 15 death signal, "
+     "shutting down workers", "interrupted", "signal"),
+    ("[exiting program after receiving SIGTERM.] datetime: 2026-09-06 17:57:10", "interrupted", "signal"),
+    ("srun: interrupt (one more within 1 sec to abort)", "interrupted", "user"),
+    ("Detected KeyboardInterrupt, attempting graceful shutdown ...", "interrupted", "user"),
+    ("[rank0]: KeyboardInterrupt", "interrupted", "user"),
+    # completion in the frameworks' own words
+    ("Training completed. Do not forget to share your model on huggingface.co/models =)", "completed", "hf-trainer"),
+    ("30 epochs completed in 0.412 hours.", "completed", "yolo"),
+    ("2021-03-02 10:11:12 | INFO | fairseq_cli.train | done training in 3605.2 seconds", "completed", "fairseq"),
+    ("[after training is done] datetime: 2024-01-02 03:04:05", "completed", "megatron"),
+    ("Monitored metric val_loss did not improve in the last 3 records. Best score: 0.412. Signaling Trainer to stop.",
+     "completed", "early-stopping"),
+    ("Training finished.", "completed", "log"),
+])
+def test_marker_wording(text, outcome, by):
+    got = outcome_detector.detect(_bundle("step 1 loss 2.0", text))
+    assert [(f.outcome, f.outcome_by) for f in got] == [(outcome, by)]
+    assert got[0].evidence[0].line == 2
+
+
+@pytest.mark.parametrize("text", [
+    "Training completed for epoch 3",  # a per-epoch message is not the end of training
+    "    except KeyboardInterrupt:",  # a traceback's source line
+    "Monitored metric val_loss = nan is not finite. Previous best value was 0.412. Signaling Trainer to stop.",
+    "TERM_MEMLIMIT: job killed after reaching LSF memory usage limit.",  # a failure (host memory), not a stop
+])
+def test_not_an_outcome_marker(text):
+    assert outcome_detector.detect(_bundle(text)) == []
+
+
+def test_a_plain_cancel_after_a_failed_task_is_not_an_interruption():
+    """srun cancels the rest of a step after one task failed: the run failed, nobody stopped it."""
+    from trainwreck.analyze import analyze
+    from trainwreck.decide import decide
+    b = _bundle("srun: error: node07: task 3: Exited with exit code 1",
+                "slurmstepd: error: *** STEP 3495064.0 ON node07 CANCELLED AT 2021-10-27T19:35:36 ***")
+    d = decide(b, analyze(b))
+    assert d.outcome["outcome"] != "interrupted"
+
+
+def test_a_timeout_in_another_file_is_still_the_failure_behind_a_cancel():
+    """Rank 1's NCCL watchdog in train.log, then Slurm's cancellation in srun.log: a stall, not an interruption."""
+    from trainwreck.analyze import analyze
+    from trainwreck.decide import decide
+    b = _bundle("Preparing test set...:  46%|  | 31/67 [29:02<35:12, 58.67s/it]slurmstepd: error: *** STEP 1151.0 ON "
+                "node1 CANCELLED AT 2023-03-02T11:32:09 ***", path="srun.log")
+    tl = ["[E ProcessGroupNCCL.cpp:475] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=3, "
+          "OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=1800000) ran for 1800008 milliseconds before timing out."]
+    b.logs.append(LogText("train.log", 0, [Line("train.log", 1, tl[0])], True))
+    d = decide(b, analyze(b))
+    assert d.classification == "stall" and d.outcome["outcome"] == "failed", (d.headline, d.outcome)
+
+
+def test_an_oom_the_run_survived_before_completing_is_no_failure():
+    """A message that did not end the run (an OOM the batch-size finder caught) is not the run's failure."""
+    from trainwreck.analyze import analyze
+    from trainwreck.decide import decide
+    b = _bundle("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity "
+                "of 79.15 GiB of which 1.02 GiB is free.", "{'loss': 2.1, 'epoch': 1.0}", "{'loss': 1.4, 'epoch': 2.0}",
+                "Training completed. Do not forget to share your model on huggingface.co/models =)", path="train.log")
+    d = decide(b, analyze(b))
+    assert d.outcome["outcome"] == "completed" and d.classification == "unclear" and d.confidence <= 0.3
+    # the same OOM after the completion message is a failure at the end (e.g. while saving)
+    b = _bundle("{'loss': 2.1, 'epoch': 1.0}", "Training completed. Do not forget to share your model on "
+                "huggingface.co/models =)", "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.",
+                path="train.log")
+    d = decide(b, analyze(b))
+    assert d.outcome["outcome"] == "failed" and d.classification == "OOM"
+
+
+def test_reports_state_the_outcome_right_after_the_headline():
+    d = _diag("slurm-time-limit")
+    lines = terminal(d, width=120).splitlines()
+    at = next(i for i, ln in enumerate(lines) if ln.startswith("Outcome: "))
+    assert lines[at].startswith("Outcome: interrupted (slurm-42221.out:56")
+    assert all("confidence" not in ln for ln in lines[at:])  # the headline block is above it
+    quote = next(ln for ln in lines[at + 1:at + 4] if "│" in ln)
+    assert "DUE TO TIME LIMIT" in quote  # the scheduler's own line, quoted
+    md = markdown(d).splitlines()
+    head = next(i for i, ln in enumerate(md) if ln.startswith("**interrupted"))
+    assert md[head + 2].startswith("**Outcome: interrupted** (`slurm-42221.out:56`)")
+
+
+def test_outcome_is_in_the_json_contract():
+    schema = json.load(open(os.path.join(ROOT, "trainwreck", "schemas", "diagnosis.schema.json")))
+    assert "outcome" in schema["required"]
+    enum = schema["properties"]["outcome"]["properties"]["outcome"]["enum"]
+    assert enum == ["failed", "completed", "interrupted", "running", "unknown"]
+    jsonschema = pytest.importorskip("jsonschema")
+    for name in ("hf-completed", "ctrl-c", "nan-then-ctrl-c"):
+        jsonschema.validate(_diag(name), schema)
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs Linux /proc")
+def test_running_only_when_a_live_process_holds_the_log():
+    with tempfile.TemporaryDirectory() as tmp:
+        log = os.path.join(tmp, "train.log")
+        with open(log, "w") as f:
+            f.write("".join(f"step {s} loss {3.0 - s / 100:.3f}\n" for s in range(10, 110, 10)))
+        # the files alone cannot tell: with --no-probe the outcome is unknown
+        assert _diag(tmp)["outcome"]["outcome"] == "unknown"
+        writer = subprocess.Popen([sys.executable, "-c", "import sys, time; f = open(sys.argv[1], 'a'); "
+                                   "print('ready', flush=True); time.sleep(60)", log], stdout=subprocess.PIPE, text=True)
+        try:
+            assert writer.stdout.readline().strip() == "ready"
+            d = _diag(tmp, probe=True)
+            assert d["outcome"]["outcome"] == "running", d["outcome"]
+            assert d["outcome"]["by"] == "progressing" and str(writer.pid) in d["outcome"]["why"]
+            assert d["headline"].startswith("running:")
+            os.utime(log, (time.time() - 3600, time.time() - 3600))  # silent for an hour: alive but stuck
+            d = _diag(tmp, probe=True)
+            assert d["outcome"]["by"] == "stuck" and "not progressing" in d["outcome"]["why"]
+        finally:
+            writer.kill()
+            writer.wait()
+        d = _diag(tmp, probe=True)
+        assert d["outcome"]["outcome"] == "unknown" and "no live process" in d["outcome"]["why"]
+
+
+def test_a_spike_in_a_run_that_completed_is_no_failure():
+    """A finite spike that the run went on past counts as divergence only when nothing says the run finished."""
+    from trainwreck.decide import decide
+    from trainwreck.model import Finding, Point, Source
+
+    def run(done):
+        b = _bundle("{'loss': 0.5, 'epoch': 3.0}", *(["Training finished."] if done else []), path="train.log")
+        for s in range(10, 310, 10):
+            v = 5.0 if s == 150 else 2.0 - s / 300
+            b.add_point("loss", "metrics.jsonl", Point(s, v, Source("metrics.jsonl", s // 10, "", step=s, metric="loss",
+                                                                    value=v)))
+        spike = Finding("x.jump", "loss jumped", confidence=0.6, kind="spike", step=150,
+                        evidence=[Source("metrics.jsonl", 15, "", step=150, metric="loss", value=5.0)])
+        return decide(b, [spike] + outcome_detector.detect(b))
+
+    assert run(False).classification == "divergence"
+    d = run(True)
+    assert d.classification == "unclear" and d.outcome["outcome"] == "completed" and d.confidence <= 0.3
+    assert "final step 300" in d.headline and "loss 1.967 → 1" in d.headline
+
+
+def test_every_view_states_the_same_outcome():
+    from twtest import run_cli
+    path = os.path.join(FIX, "hf-log-completed")
+    for verb in (["diagnose"], ["collect"], ["diagnose", "--md"]):
+        out = run_cli(*verb, path, "--no-probe")
+        assert out.returncode == 0, out.stderr
+        assert "Outcome: completed" in out.stdout.replace("**", ""), verb
+    rep = json.loads(run_cli("diagnose", path, "--no-probe", "--json").stdout)
+    assert rep["outcome"]["outcome"] == "completed" and rep["outcome"]["cite"] == "train.log:90"  # train metrics
+    assert [e["line"] for e in rep["outcome"]["evidence"]] == [90, 86]  # … and the first: "Training completed."
+
+
+def test_a_run_silent_for_hours_before_its_time_limit_hung():
+    """The time limit only ended a hang: the last step was logged 4.8 h before Slurm's cancellation."""
+    d = _diag("slurm-hang-time-limit")
+    assert d["classification"] == "stall" and d["outcome"]["outcome"] == "failed"
+    assert d["primary_cause"]["evidence"][0]["line"] == 107  # the last step logged
+    assert "4.8 h" in d["primary_cause"]["summary"]
+    # the same run stopped a minute after its last step was still progressing: interrupted, no failure
+    src = os.path.join(FIX, "slurm-hang-time-limit", "slurm-867816.out")
+    with tempfile.TemporaryDirectory() as tmp:
+        text = open(src, encoding="utf-8").read().replace("CANCELLED AT 2023-03-02T16:20:46",
+                                                          "CANCELLED AT 2023-03-02T11:32:40")
+        with open(os.path.join(tmp, "slurm-867816.out"), "w", encoding="utf-8") as f:
+            f.write(text)
+        d = _diag(tmp)
+        assert d["classification"] == "unclear" and d["outcome"]["outcome"] == "interrupted"
+        assert d["outcome"]["by"] == "time-limit"

@@ -1,0 +1,125 @@
+"""How far the run got, and whether that is its planned end: HF's final summary and `global_step == max_steps`
+in trainer_state.json, or the last logged step / epoch equal to the length the config sets (max_steps,
+train_iters, max_iters …; epochs, num_train_epochs, max_epochs …).
+
+`run_progress` is the one reading of "final step N of M; loss X → Y" that the outcome markers and the
+headline share."""
+from __future__ import annotations
+
+import math
+from typing import Any, Dict, List, Optional, Tuple
+
+from trainwreck.collect.bundle import Bundle
+from trainwreck.model import DIRECT, ConfigEntry, Finding, Point, Source
+
+STEP_KEYS = ("max_steps", "train_iters", "max_iters", "max_iter", "total_steps", "num_training_steps", "max_update",
+             "total_iters", "num_train_steps", "training_steps")
+EPOCH_KEYS = ("num_train_epochs", "max_epochs", "epochs", "num_epochs", "n_epochs", "max_epoch", "total_epochs")
+
+
+def _int(text: Any) -> Optional[int]:
+    try:
+        v = float(str(text).strip().strip("'\""))
+    except (TypeError, ValueError):
+        return None
+    return int(v) if math.isfinite(v) and v > 0 and v == int(v) else None
+
+
+def _fact(bundle: Bundle, key: str) -> Optional[Source]:
+    return (bundle.facts or {}).get(key)
+
+
+def _configured(bundle: Bundle, keys: Tuple[str, ...]) -> Tuple[Optional[int], Optional[Source]]:
+    e: Optional[ConfigEntry] = bundle.config(*keys)
+    n = _int(e.value) if e is not None else None
+    return (n, e.source()) if n is not None and e is not None else (None, None)
+
+
+def _last_step(bundle: Bundle) -> Optional[Point]:
+    """The last logged training step: the loss series' last point, else any series' furthest point."""
+    s = bundle.best_series("loss")
+    pts = [p for p in (s.points if s else []) if p.step is not None]
+    if not pts:
+        pts = [p for ss in bundle.series.values() for x in ss for p in x.points if p.step is not None]
+    return max(pts, key=lambda p: p.step) if pts else None
+
+
+def _last_epoch(bundle: Bundle) -> Tuple[Optional[Point], Optional[Point]]:
+    """(first, last) point of the longest epoch series: the epochs a metrics file or a log records."""
+    cands = [x for x in bundle.series.get("epoch") or [] if x.finite()]
+    if not cands:
+        return None, None
+    pts = max(cands, key=lambda x: len(x.points)).finite()
+    return pts[0], max(pts, key=lambda p: p.value)
+
+
+def _epochs(first: Point, last: Point) -> float:
+    """Epochs done, not the last index: a 0-based integral counter (yolov5, Lightning) ends at n - 1."""
+    return last.value + 1 if first.value == 0 and float(last.value).is_integer() else last.value
+
+
+def run_progress(bundle: Bundle) -> Dict[str, Any]:
+    """{"step", "of", "unit", "loss_first", "loss_last", "sources"}: what is known of the run's length."""
+    out: Dict[str, Any] = {}
+    gs, ms = _fact(bundle, "trainer_state.global_step"), _fact(bundle, "trainer_state.max_steps")
+    last = _last_step(bundle)
+    if gs is not None:
+        out.update(step=_int(gs.value) or 0, unit="step")
+    elif last is not None:
+        out.update(step=last.step, unit="step")
+    of, _src = (_int(ms.value), ms) if ms is not None and _int(ms.value) else _configured(bundle, STEP_KEYS)
+    if of is not None and out.get("unit") == "step":
+        out["of"] = of
+    if "step" not in out:
+        first, le = _last_epoch(bundle)
+        if le is not None and first is not None:
+            out.update(step=_epochs(first, le), unit="epoch")
+            n, _src = _configured(bundle, EPOCH_KEYS)
+            if n is not None:
+                out["of"] = n
+    s = bundle.best_series("loss")
+    fin = s.finite() if s else []
+    if fin:
+        out.update(loss_first=fin[0].value, loss_last=fin[-1].value)
+    return out
+
+
+def _marker(claim: str, evidence: List[Source], progress: Dict[str, Any], by: str) -> Finding:
+    return Finding(id="outcome.completed", kind="outcome", role="context", label=DIRECT, confidence=0.85, claim=claim,
+                   evidence=evidence, outcome="completed", outcome_by=by, progress=progress)
+
+
+def _epochs_done(first: Point, last: Point, n: int) -> bool:
+    """The last epoch recorded is the configured one: 0-based counters (yolov5, Lightning) end at n - 1,
+    1-based ones (ultralytics) and fractional ones (HF's epoch 3.0) at n."""
+    integral = float(first.value).is_integer() and float(last.value).is_integer()
+    if integral and first.value == 0:
+        return last.value >= n - 1
+    return last.value >= n - 0.005
+
+
+def progress_markers(bundle: Bundle) -> List[Finding]:
+    """Completion markers that rest on facts and series rather than on a message."""
+    summary = _fact(bundle, "hf.train_summary")
+    gs, ms = _fact(bundle, "trainer_state.global_step"), _fact(bundle, "trainer_state.max_steps")
+    g, m = (_int(gs.value) if gs else None), (_int(ms.value) if ms else None)
+    prog = {"step": g, "of": m, "unit": "step"} if g is not None else {}
+    if summary is not None:
+        return [_marker("HF Trainer wrote its final training summary (train_runtime, run-average train_loss)",
+                        [summary] + [s for s in (gs, ms) if s is not None], prog, "hf-trainer")]
+    if g is not None and m is not None and g >= m:
+        return [_marker(f"trainer_state.json: global_step {g} reached max_steps {m}", [gs, ms], prog, "hf-trainer")]
+    if g is not None:
+        return []  # the state says how far it got, and it is short of the end
+    last = _last_step(bundle)
+    n, src = _configured(bundle, STEP_KEYS)
+    if last is not None and n is not None and last.step >= n:
+        return [_marker(f"the last logged step {last.step} is the configured length ({src.text.strip()})",
+                        [last.source, src], {"step": last.step, "of": n, "unit": "step"}, "length")]
+    first, le = _last_epoch(bundle)
+    n, src = _configured(bundle, EPOCH_KEYS)
+    if le is not None and first is not None and n is not None and _epochs_done(first, le, n):
+        return [_marker(f"the last recorded epoch {le.value:g} is the configured number of epochs "
+                        f"({src.text.strip()})", [le.source, src], {"step": _epochs(first, le), "of": n, "unit": "epoch"},
+                        "length")]
+    return []
