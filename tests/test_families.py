@@ -177,3 +177,12 @@ def test_a_log_that_goes_on_past_initialisation_is_not_stuck_there(tmp_path):
     log = tmp_path / "train.log"
     log.write_text(text + progress)  # a tqdm progress line after the init line: the run went on
     assert not [f for f in diagnose(str(log), probe=False).findings if f.id == "log.stuck-after-init"]
+
+
+@pytest.mark.parametrize("fam,other", [("host-memory", "gpu-memory"), ("gpu-memory", "host-memory")])
+def test_no_memory_fixture_raises_a_finding_of_the_other_memory(fam, other):
+    """torch.OutOfMemoryError is not Python's MemoryError; TF's OOM on device:CPU is not a GPU's."""
+    for name in sorted(n for f, n in CASES if f == fam):
+        res = diagnose(os.path.join(FIXTURES, fam, name), probe=False)
+        wrong = [f.id for f in res.findings if (f.family or {}).get("id") == other]
+        assert not wrong, f"{fam}/{name}: {wrong}"
