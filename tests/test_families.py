@@ -186,3 +186,12 @@ def test_no_memory_fixture_raises_a_finding_of_the_other_memory(fam, other):
         res = diagnose(os.path.join(FIXTURES, fam, name), probe=False)
         wrong = [f.id for f in res.findings if (f.family or {}).get("id") == other]
         assert not wrong, f"{fam}/{name}: {wrong}"
+
+
+def test_an_entry_naming_an_unknown_family_fails_the_build():
+    entry = {"id": "x-y", "title": "xyz", "classification": "OOM", "role": "cause", "weight": 0.5, "patterns": ["x"],
+             "needles": ["error"], "family": "no-such-family"}
+    with pytest.raises(ValueError, match="no-such-family"):
+        catalog.signatures({"families": {"memory": [entry]}, "meaning_families": list(FAMILIES.values())})
+    entry["family"] = "host-memory"
+    assert catalog.signatures({"families": {"memory": [entry]}, "meaning_families": list(FAMILIES.values())})
