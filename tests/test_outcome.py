@@ -75,6 +75,8 @@ def test_ctrl_c_is_interrupted_by_the_user_not_a_hang():
     assert d["headline"].startswith("interrupted by the user (Ctrl-C")
     assert "hang" not in d["headline"].split(";")[0] and "OOM" not in d["headline"]
     assert d["primary_cause"] is None
+    # the Ctrl-C traceback is a stack dump: it says where the process was when it was stopped
+    assert "while it was in torch/autograd/__init__.py:266 (backward)" in d["outcome"]["why"]
 
 
 def test_torchrun_death_signal_is_the_user_and_its_traceback_no_crash():

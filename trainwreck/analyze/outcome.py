@@ -19,7 +19,7 @@ from trainwreck import lazy_re
 from trainwreck.analyze.outcome_gap import silent_before_stop
 from trainwreck.analyze.outcome_progress import progress_markers
 from trainwreck.collect.bundle import Bundle
-from trainwreck.model import DIRECT, Finding, Source
+from trainwreck.model import DIRECT, Finding, Line, Source
 
 _SIGNALS = {"2": "user", "15": "signal", "1": "hangup", "9": "signal", "SIGINT": "user", "SIGTERM": "signal",
             "SIGHUP": "hangup", "SIGKILL": "signal"}
@@ -99,11 +99,42 @@ _SRUN_TASK_FAILED = lazy_re(r"srun: error: \S+: tasks? [\d,\-\[\]]+: (?:Exited w
                             r"Segmentation fault|Aborted|Bus error)")
 
 
+_FRAME = lazy_re(r'^\s*File "([^"]+)", line (\d+), in (\S+)')
+_TB_START = "Traceback (most recent call last)"
+
+
+def _stopped_in(lines: List[Line], i: int) -> Optional[str]:
+    """Where the process was when the user stopped it: the innermost frame of the traceback the interrupt printed
+    (after a `^CTraceback` line, or before a `KeyboardInterrupt` line). A Ctrl-C traceback is a stack dump."""
+    path = lines[i].path
+    if _TB_START in lines[i].text:
+        span = lines[i + 1:i + 400]
+    else:
+        start = next((j for j in range(i - 1, max(-1, i - 400), -1) if _TB_START in lines[j].text), None)
+        span = lines[start + 1:i] if start is not None else []
+    frame = None
+    for ln in span:
+        if ln.path != path:
+            break
+        m = _FRAME.match(ln.text)
+        if m is not None:
+            frame = m
+        elif frame is not None and not ln.text.startswith((" ", "\t", ".")):
+            break  # the traceback ended
+    if frame is None:
+        return None
+    file = frame.group(1).replace("\\", "/")
+    lib = next((k for k in ("site-packages/", "dist-packages/") if k in file), None)
+    short = file.rsplit(lib, 1)[-1] if lib else file.rsplit("/", 1)[-1]  # torch/utils/data/dataloader.py
+    return f"{short}:{frame.group(2)} ({frame.group(3)})"
+
+
 def _scan(bundle: Bundle) -> List[Finding]:
     out: List[Finding] = []
     last: Dict[Tuple[str, str, str], Finding] = {}  # one marker per (file, outcome, who): its last line
     task_failed = set()  # files in which srun reported a failed task
-    for order, line in enumerate(bundle.all_lines()):
+    lines = list(bundle.all_lines())
+    for order, line in enumerate(lines):
         text = line.text
         if not text or len(text) > 4000:
             continue
@@ -131,6 +162,9 @@ def _scan(bundle: Bundle) -> List[Finding]:
                 f.evidence = [line.source(), f.evidence[-1]]
                 f.order = float(order)
                 f.progress.update(progress)
+            where = _stopped_in(lines, order) if by == "user" else None
+            if where:
+                f.claim = f"{_claim(outcome, by)} while it was in {where}"
             break  # one marker per line
     return out
 
