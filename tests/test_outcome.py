@@ -145,6 +145,7 @@ def _bundle(*texts, path="job.out"):
     # completion in the frameworks' own words
     ("Training completed. Do not forget to share your model on huggingface.co/models =)", "completed", "hf-trainer"),
     ("30 epochs completed in 0.412 hours.", "completed", "yolo"),
+    ("### Training results", "completed", "hf-model-card"),
     ("2021-03-02 10:11:12 | INFO | fairseq_cli.train | done training in 3605.2 seconds", "completed", "fairseq"),
     ("[after training is done] datetime: 2024-01-02 03:04:05", "completed", "megatron"),
     ("Monitored metric val_loss did not improve in the last 3 records. Best score: 0.412. Signaling Trainer to stop.",

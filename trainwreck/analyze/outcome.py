@@ -39,6 +39,8 @@ _MARKERS: List[Tuple[Tuple[str, ...], "re.Pattern[str]", str, str, Optional[_Rea
     (("train_runtime",), lazy_re(r"""['"]train_runtime['"]\s*:\s*[\d.]+"""), "completed", "hf-trainer", None),
     # Trainer.log_metrics("train", metrics) after train() returned
     (("train metrics",), lazy_re(r"\*{5} train metrics \*{5}"), "completed", "hf-trainer", None),
+    # transformers modelcard.py (Trainer.create_model_card, after train): `model_card += "\n### Training results\n\n"`
+    (("### Training results",), lazy_re(r"^### Training results\s*$"), "completed", "hf-model-card", None),
     # lightning/pytorch/loops/fit_loop.py: "`Trainer.fit` stopped: `max_epochs=3` reached."
     (("stopped:",), lazy_re(r"Trainer\.fit`? stopped: `?(max_epochs|max_steps)=(\d+)`? reached"), "completed",
      "lightning", lambda m: ("lightning", {"step": int(m.group(2)), "of": int(m.group(2)),
