@@ -239,6 +239,15 @@ def test_running_only_when_a_live_process_holds_the_log():
             f.write("".join(f"step {s} loss {3.0 - s / 100:.3f}\n" for s in range(10, 110, 10)))
         # the files alone cannot tell: with --no-probe the outcome is unknown
         assert _diag(tmp)["outcome"]["outcome"] == "unknown"
+        # a reader (tail -f, an editor) is no sign of a live run
+        reader = subprocess.Popen([sys.executable, "-c", "import sys, time; f = open(sys.argv[1]); "
+                                   "print('ready', flush=True); time.sleep(60)", log], stdout=subprocess.PIPE, text=True)
+        try:
+            assert reader.stdout.readline().strip() == "ready"
+            assert _diag(tmp, probe=True)["outcome"]["outcome"] == "unknown"
+        finally:
+            reader.kill()
+            reader.wait()
         writer = subprocess.Popen([sys.executable, "-c", "import sys, time; f = open(sys.argv[1], 'a'); "
                                    "print('ready', flush=True); time.sleep(60)", log], stdout=subprocess.PIPE, text=True)
         try:
