@@ -133,6 +133,11 @@ def _bundle(*texts, path="job.out"):
     ("TERM_PREEMPT: job killed after preemption.", "interrupted", "preemption"),
     ("=>> PBS: job killed: walltime 3611 exceeded limit 3600", "interrupted", "time-limit"),
     ("Message:          The node was low on resource: memory.", "interrupted", "eviction"),
+    ("Message:          Pod was terminated in response to imminent node shutdown.", "interrupted", "node-shutdown"),
+    ("  Warning  DeadlineExceeded  job/train  Job was active longer than specified deadline", "interrupted",
+     "time-limit"),
+    ("Successfully completed.", "completed", "lsf"),
+    ("Status:           Succeeded", "completed", "kubernetes"),
     ("  Normal   Preempted  68s  default-scheduler  Preempted by pod d9d25b95-4a7d-4214-8a30-8ce1fd616f67 on node "
      "worker-0", "interrupted", "preemption"),
     # torchrun, Megatron, srun, lightning

@@ -57,6 +57,9 @@ _MARKERS: List[Tuple[Tuple[str, ...], "re.Pattern[str]", str, str, Optional[_Rea
     (("after training is done",), lazy_re(r"\[after training is done\]"), "completed", "megatron", None),
     (("exiting program at iteration",), lazy_re(r"exiting program at iteration (\d+)"), "completed", "megatron",
      lambda m: ("megatron", {"step": int(m.group(1)), "unit": "step"})),
+    # the scheduler's word that the job exited 0: LSF's job report, a Kubernetes pod description's phase
+    (("Successfully completed",), lazy_re(r"^Successfully completed\.\s*$"), "completed", "lsf", None),
+    (("Succeeded",), lazy_re(r"^Status:\s+Succeeded\s*$"), "completed", "kubernetes", None),
     # any script's own words
     (("raining", "RAINING"), lazy_re(
         r"(?i)\b(?:training (?:is |has )?(?:completed?|finished|done|ended)|(?:finished|done) training|"
@@ -93,6 +96,11 @@ _MARKERS: List[Tuple[Tuple[str, ...], "re.Pattern[str]", str, str, Optional[_Rea
     # kubelet eviction (pod status message) and kube-scheduler preemption (event)
     (("low on resource",), lazy_re(r"The node was low on resource: [\w-]+"), "interrupted", "eviction", None),
     (("Preempted by pod",), lazy_re(r"Preempted by pod \S+ on node"), "interrupted", "preemption", None),
+    # kubelet nodeshutdown_manager (spot reclaim, maintenance); job controller's activeDeadlineSeconds
+    (("imminent node shutdown",), lazy_re(r"Pod was terminated in response to imminent node shutdown"),
+     "interrupted", "node-shutdown", None),
+    (("specified deadline",), lazy_re(r"Job was active longer than specified deadline"), "interrupted", "time-limit",
+     None),
 ]
 
 
@@ -178,6 +186,7 @@ _CLAIMS = {
     "cancelled": "the job was cancelled (scancel / bkill / an administrator)",
     "requeue": "the scheduler requeued the job",
     "node-failure": "the scheduler stopped the run because a node failed",
+    "node-shutdown": "the node shut down under the run (a spot / preemptible node reclaimed, or maintenance)",
     "eviction": "Kubernetes evicted the pod (the node ran low on a resource)",
     "signal": "the run received a termination signal from outside (SIGTERM: a scheduler, a launcher or kill)",
     "hangup": "the run received SIGHUP (its terminal or ssh session closed)",

@@ -29,6 +29,7 @@ _WHO = {"user": "by the user (Ctrl-C / SIGINT)", "time-limit": "by the scheduler
         "preemption": "by a preemption (the scheduler gave its resources to another job)",
         "cancelled": "by a cancellation (scancel / bkill / an administrator)", "requeue": "by the scheduler's requeue",
         "node-failure": "by the scheduler after a node failure", "eviction": "by a Kubernetes eviction",
+        "node-shutdown": "by its node shutting down (spot reclaim or maintenance)",
         "signal": "by SIGTERM from outside (a scheduler, a launcher or kill)",
         "hangup": "by SIGHUP (its terminal or ssh session closed)"}
 
@@ -208,6 +209,8 @@ _NEXT = {
                  "requests to what it uses so it is not the one evicted", "debug"),
     "node-failure": ("a node failed under the job: resume from the last checkpoint on other nodes, and report the "
                      "node to the cluster's administrators", "debug"),
+    "node-shutdown": ("the node was reclaimed or shut down: resume from the last checkpoint; on spot / preemptible "
+                      "nodes save checkpoints often and resume automatically", "debug"),
     "signal": ("something outside sent SIGTERM: find out what (scheduler log, sacct State, the launcher), and save a "
                "checkpoint on SIGTERM so a resume loses nothing", "debug"),
     "hangup": ("the terminal or ssh session closed: run training under nohup, tmux or the scheduler", "debug"),
