@@ -85,7 +85,7 @@ def test_torchrun_death_signal_is_the_user_and_its_traceback_no_crash():
     assert d["classification"] == "unclear", d["headline"]
 
 
-@pytest.mark.parametrize("name,cite", [("slurm-time-limit", "slurm-42221.out:56"), ("lsf-runlimit", "job.4242.out:38")])
+@pytest.mark.parametrize("name,cite", [("slurm-time-limit", "slurm-42221.out:56"), ("lsf-runlimit", "job.4242.out:23")])
 def test_a_scheduler_time_limit_is_interrupted_not_a_crash(name, cite):
     d = _diag(name)
     assert d["outcome"]["outcome"] == "interrupted" and d["outcome"]["by"] == "time-limit"
@@ -194,6 +194,23 @@ def test_a_timeout_in_another_file_is_still_the_failure_behind_a_cancel():
     b.logs.append(LogText("train.log", 0, [Line("train.log", 1, tl[0])], True))
     d = decide(b, analyze(b))
     assert d.classification == "stall" and d.outcome["outcome"] == "failed", (d.headline, d.outcome)
+
+
+def test_lsf_report_above_the_output_is_the_end_of_the_run():
+    """LSF writes its job report above the job's output ("The output (if any) follows:"): a watchdog timeout in
+    that output came before the run limit, so it is the hang the limit ended, not a consequence of the kill."""
+    from trainwreck.analyze import analyze
+    from trainwreck.decide import decide
+    src = os.path.join(FIX, "lsf-runlimit", "job.4242.out")
+    lines = open(src, encoding="utf-8").read().splitlines() + [
+        "[E ProcessGroupNCCL.cpp:475] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=3, "
+        "OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=1800000) ran for 1800008 milliseconds before timing out."]
+    b = _bundle(*lines, path="job.4242.out")
+    d = decide(b, analyze(b))
+    assert d.classification == "stall" and d.outcome["outcome"] == "failed", (d.headline, d.outcome)
+    b = _bundle(*lines[:-1], path="job.4242.out")
+    d = decide(b, analyze(b))
+    assert d.classification == "unclear" and d.outcome["outcome"] == "interrupted"
 
 
 def test_an_oom_the_run_survived_before_completing_is_no_failure():

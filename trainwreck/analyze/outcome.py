@@ -143,6 +143,8 @@ def _scan(bundle: Bundle) -> List[Finding]:
     out: List[Finding] = []
     last: Dict[Tuple[str, str, str], Finding] = {}  # one marker per (file, outcome, who): its last line
     task_failed = set()  # files in which srun reported a failed task
+    lsf_marks: List[Finding] = []
+    output_follows: Dict[str, int] = {}  # LSF's "The output (if any) follows:": the job's output comes after
     lines = list(bundle.all_lines())
     for order, line in enumerate(lines):
         text = line.text
@@ -150,6 +152,9 @@ def _scan(bundle: Bundle) -> List[Finding]:
             continue
         if "srun: error:" in text and _SRUN_TASK_FAILED.search(text):
             task_failed.add(line.path)
+            continue
+        if text.startswith("The output (if any) follows:"):
+            output_follows[line.path] = order
             continue
         for gates, rx, outcome, who, read in _MARKERS:
             if not any(g in text for g in gates):
@@ -172,10 +177,15 @@ def _scan(bundle: Bundle) -> List[Finding]:
                 f.evidence = [line.source(), f.evidence[-1]]
                 f.order = float(order)
                 f.progress.update(progress)
+            if "TERM_" in text or text.startswith("Successfully completed"):
+                lsf_marks.append(f)
             where = _stopped_in(lines, order) if by == "user" else None
             if where:
                 f.claim = f"{_claim(outcome, by)} while it was in {where}"
             break  # one marker per line
+    for f in lsf_marks:  # the job report sits above the job's output: it happened after all of it
+        if output_follows.get(f.evidence[0].path, -1) > (f.order or 0):
+            f.progress["at_end"] = True
     return out
 
 
