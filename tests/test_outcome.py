@@ -337,3 +337,19 @@ def test_a_run_silent_for_hours_before_its_time_limit_hung():
         d = _diag(tmp)
         assert d["classification"] == "unclear" and d["outcome"]["outcome"] == "interrupted"
         assert d["outcome"]["by"] == "time-limit"
+
+
+def test_hf_log_that_reached_its_announced_epochs_completed():
+    """HF announces the plan ("Num Epochs = 3"); a log whose last step is epoch 3.0 finished the training loop even
+    when the lines after it were lost, and one that stopped at 1.28 of 3 did not."""
+    src = open(os.path.join(FIX, "hf-log-completed", "train.log"), encoding="utf-8").read().splitlines()
+    upto = next(i for i, ln in enumerate(src) if ln.startswith("Training completed"))
+    with tempfile.TemporaryDirectory() as tmp:
+        with open(os.path.join(tmp, "train.log"), "w", encoding="utf-8") as f:
+            f.write("\n".join(src[:upto]) + "\n")
+        d = _diag(tmp)
+        assert d["outcome"]["outcome"] == "completed" and d["outcome"]["by"] == "length"
+        assert "final epoch 3 of 3" in d["headline"]
+        with open(os.path.join(tmp, "train.log"), "w", encoding="utf-8") as f:
+            f.write("\n".join(src[:40]) + "\n")
+        assert _diag(tmp)["outcome"]["outcome"] == "unknown"

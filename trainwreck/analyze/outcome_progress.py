@@ -1,6 +1,7 @@
 """How far the run got, and whether that is its planned end: HF's final summary and `global_step == max_steps`
 in trainer_state.json, or the last logged step / epoch equal to the length the config sets (max_steps,
-train_iters, max_iters …; epochs, num_train_epochs, max_epochs …).
+train_iters, max_iters …; epochs, num_train_epochs, max_epochs …) or HF Trainer announces ("Num Epochs = 3",
+"Total optimization steps = 750").
 
 `run_progress` is the one reading of "final step N of M; loss X → Y" that the outcome markers and the
 headline share."""
@@ -9,6 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any, Dict, List, Optional, Tuple
 
+from trainwreck import lazy_re
 from trainwreck.collect.bundle import Bundle
 from trainwreck.model import DIRECT, ConfigEntry, Finding, Point, Source
 
@@ -25,6 +27,21 @@ def _int(text: Any) -> Optional[int]:
     return int(v) if math.isfinite(v) and v > 0 and v == int(v) else None
 
 
+# transformers Trainer._inner_training_loop's "***** Running training *****" block:
+# logger.info(f"  Num Epochs = {num_train_epochs:,}"), logger.info(f"  Total optimization steps = {max_steps:,}")
+_HF_PLAN = lazy_re(r"^(?:.*\] )?\s+(Num Epochs|Total optimization steps) = ([\d,]+)\s*$")
+
+
+def _planned_in_log(bundle: Bundle, unit: str) -> Tuple[Optional[int], Optional[Source]]:
+    want = "Num Epochs" if unit == "epoch" else "Total optimization steps"
+    for ln in bundle.all_lines():
+        if want in ln.text:
+            m = _HF_PLAN.match(ln.text)
+            if m is not None and m.group(1) == want:
+                return _int(m.group(2).replace(",", "")), ln.source()
+    return None, None
+
+
 def _fact(bundle: Bundle, key: str) -> Optional[Source]:
     return (bundle.facts or {}).get(key)
 
@@ -32,7 +49,9 @@ def _fact(bundle: Bundle, key: str) -> Optional[Source]:
 def _configured(bundle: Bundle, keys: Tuple[str, ...]) -> Tuple[Optional[int], Optional[Source]]:
     e: Optional[ConfigEntry] = bundle.config(*keys)
     n = _int(e.value) if e is not None else None
-    return (n, e.source()) if n is not None and e is not None else (None, None)
+    if n is not None and e is not None:
+        return n, e.source()
+    return _planned_in_log(bundle, "epoch" if keys is EPOCH_KEYS else "step")
 
 
 def _last_step(bundle: Bundle) -> Optional[Point]:
