@@ -222,6 +222,7 @@ def test_an_oom_the_run_survived_before_completing_is_no_failure():
                 "Training completed. Do not forget to share your model on huggingface.co/models =)", path="train.log")
     d = decide(b, analyze(b))
     assert d.outcome["outcome"] == "completed" and d.classification == "unclear" and d.confidence <= 0.3
+    assert "the OOM message logged before it (train.log:1) did not stop the run" in d.outcome["why"]
     # the same OOM after the completion message is a failure at the end (e.g. while saving)
     b = _bundle("{'loss': 2.1, 'epoch': 1.0}", "Training completed. Do not forget to share your model on "
                 "huggingface.co/models =)", "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.",

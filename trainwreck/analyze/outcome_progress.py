@@ -78,7 +78,7 @@ def _epochs(first: Point, last: Point) -> float:
 
 
 def run_progress(bundle: Bundle) -> Dict[str, Any]:
-    """{"step", "of", "unit", "loss_first", "loss_last", "sources"}: what is known of the run's length."""
+    """{"step", "of", "unit", "loss_first", "loss_last"}: what is known of the run's length and its loss."""
     out: Dict[str, Any] = {}
     gs, ms = _fact(bundle, "trainer_state.global_step"), _fact(bundle, "trainer_state.max_steps")
     last = _last_step(bundle)

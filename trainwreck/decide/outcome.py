@@ -182,7 +182,11 @@ def resolve(bundle: Bundle, findings: List[Finding], cls: str, primary: Optional
         rec["cite"] = cite(ev) if ev else ""
         return rec, False
     if done is not None:
-        return _record("completed", done, f"no failure found: {done.claim}", p), cls != "unclear"
+        why = f"no failure found: {done.claim}"
+        if cls != "unclear" and primary is not None:  # say what was logged and survived, with its line
+            where = f" ({cite(primary.evidence[0])})" if primary.evidence else ""
+            why += f"; the {cls} message logged before it{where} did not stop the run"
+        return _record("completed", done, why, p), cls != "unclear"
     if stop is not None:
         return _record("interrupted", stop, f"{stop.claim}; no failure found before it", p), cls != "unclear"
     return _record("unknown", None, "no line says that the run completed or was stopped, and no live process "
