@@ -138,7 +138,7 @@ def progress_markers(bundle: Bundle) -> List[Finding]:
     first, le = _last_epoch(bundle)
     n, src = _configured(bundle, EPOCH_KEYS)
     if le is not None and first is not None and n is not None and _epochs_done(first, le, n):
-        return [_marker(f"the last recorded epoch {le.value:g} is the configured number of epochs "
-                        f"({src.text.strip()})", [le.source, src], {"step": _epochs(first, le), "of": n, "unit": "epoch"},
+        base0 = " (counted from 0)" if first.value == 0 and float(le.value).is_integer() else ""
+        return [_marker(f"the last recorded epoch {le.value:g}{base0} completes the configured {src.text.strip()}", [le.source, src], {"step": _epochs(first, le), "of": n, "unit": "epoch"},
                         "length")]
     return []
