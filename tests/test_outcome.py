@@ -163,6 +163,24 @@ def test_marker_wording(text, outcome, by):
     assert got[0].evidence[0].line == 2
 
 
+@pytest.mark.parametrize("lines,done", [
+    # Keras: "Epoch 10/10" then the full progress bar of that epoch (Keras 2 "[===]", Keras 3 "━")
+    (["Epoch 9/10", "1875/1875 [==============================] - 3s 1ms/step - loss: 0.2956 - accuracy: 0.9145",
+      "Epoch 10/10", "1875/1875 [==============================] - 3s 1ms/step - loss: 0.2801 - accuracy: 0.9201"], True),
+    (["1875/1875 ━━━━━━━━━━━━━━━━━━━━ 3s 1ms/step - accuracy: 0.9201 - loss: 0.2801"], False),  # no epoch header
+    (["Epoch 10/10", "1875/1875 ━━━━━━━━━━━━━━━━━━━━ 3s 1ms/step - accuracy: 0.9201 - loss: 0.2801"], True),
+    (["Epoch 10/10", " 912/1875 [=============>................] - ETA: 1s - loss: 0.2801"], False),  # cut mid-epoch
+    (["Epoch 9/10", "1875/1875 [==============================] - 3s 1ms/step - loss: 0.2956"], False),
+    (["Epoch 10/10", "   1/1875 [..............................] - ETA: 5:12 - loss: 0.31\r1875/1875 "
+      "[==============================] - 3s 1ms/step - loss: 0.2801"], True),  # \r updates captured in one line
+    (["Epoch [10/10], Step [500/600], Loss: 0.0412", "Epoch [10/10], Step [600/600], Loss: 0.0385"], True),
+    (["Epoch [9/10], Step [600/600], Loss: 0.0412"], False),
+])
+def test_the_last_epoch_counter(lines, done):
+    got = [f for f in outcome_detector.detect(_bundle(*lines)) if f.outcome == "completed"]
+    assert bool(got) == done, [f.claim for f in got]
+
+
 @pytest.mark.parametrize("text", [
     "Training completed for epoch 3",  # a per-epoch message is not the end of training
     "    except KeyboardInterrupt:",  # a traceback's source line

@@ -42,6 +42,44 @@ def _planned_in_log(bundle: Bundle, unit: str) -> Tuple[Optional[int], Optional[
     return None, None
 
 
+# Keras ProgbarLogger: print_msg(f"Epoch {epoch + 1}/{self.epochs}") then the Progbar's
+# f"{current}/{target} [" + "=" * n + "]" (Keras 3 draws "━"); the PyTorch tutorials' print
+# ('Epoch [{}/{}], Step [{}/{}], Loss: {:.4f}'.format(epoch + 1, num_epochs, i + 1, total_step, loss.item()))
+_KERAS_EPOCH = lazy_re(r"^Epoch (\d+)/(\d+)\s*$")
+_KERAS_BAR = lazy_re(r"^\s*(\d+)/(\d+) (?:\[=+\]|━+)")
+_EPOCH_STEP = lazy_re(r"Epoch \[(\d+)/(\d+)\], Step \[(\d+)/(\d+)\]")
+
+
+def _epoch_counter(bundle: Bundle) -> List[Finding]:
+    """The last epoch of N printed and finished: Keras's `Epoch N/N` followed by a full progress bar, or
+    `Epoch [N/N], Step [M/M]`. One marker per file, from its last epoch line."""
+    state: Dict[str, Any] = {}  # path -> (epoch line, k, n, finished line)
+    for ln in bundle.all_lines():
+        t = ln.text
+        if "Epoch" in t:
+            m = _KERAS_EPOCH.match(t)
+            if m is not None:
+                state[ln.path] = [ln, int(m.group(1)), int(m.group(2)), None, "keras"]
+                continue
+            m = _EPOCH_STEP.search(t)
+            if m is not None:
+                k, n, i, total = (int(g) for g in m.groups())
+                state[ln.path] = [ln, k, n, ln if i == total else None, "log"]
+                continue
+        st = state.get(ln.path)
+        if st is not None and st[4] == "keras" and "/" in t:
+            b = _KERAS_BAR.match(t.rsplit("\r", 1)[-1])  # a captured bar holds every \r update: the last counts
+            if b is not None and b.group(1) == b.group(2):
+                st[3] = ln
+    out = []
+    for head, k, n, done, by in state.values():
+        if k == n and done is not None:
+            ev = [done.source()] + ([head.source()] if head is not done else [])
+            out.append(_marker(f"the last epoch printed is {k}/{n} and it ran to its last step", ev,
+                               {"step": k, "of": n, "unit": "epoch"}, by))
+    return out
+
+
 def _fact(bundle: Bundle, key: str) -> Optional[Source]:
     return (bundle.facts or {}).get(key)
 
@@ -118,7 +156,11 @@ def _epochs_done(first: Point, last: Point, n: int) -> bool:
 
 
 def progress_markers(bundle: Bundle) -> List[Finding]:
-    """Completion markers that rest on facts and series rather than on a message."""
+    """Completion markers that rest on facts, counters and series rather than on a message."""
+    return _state_or_length(bundle) + _epoch_counter(bundle)
+
+
+def _state_or_length(bundle: Bundle) -> List[Finding]:
     summary = _fact(bundle, "hf.train_summary")
     gs, ms = _fact(bundle, "trainer_state.global_step"), _fact(bundle, "trainer_state.max_steps")
     g, m = (_int(gs.value) if gs else None), (_int(ms.value) if ms else None)
