@@ -75,6 +75,8 @@ def test_ctrl_c_is_interrupted_by_the_user_not_a_hang():
     assert d["headline"].startswith("interrupted by the user (Ctrl-C")
     assert "hang" not in d["headline"].split(";")[0] and "OOM" not in d["headline"]
     assert d["primary_cause"] is None
+    # the Ctrl-C traceback is a stack dump: it says where the process was when it was stopped
+    assert "while it was in torch/autograd/__init__.py:266 (backward)" in d["outcome"]["why"]
 
 
 def test_torchrun_death_signal_is_the_user_and_its_traceback_no_crash():
@@ -83,7 +85,7 @@ def test_torchrun_death_signal_is_the_user_and_its_traceback_no_crash():
     assert d["classification"] == "unclear", d["headline"]
 
 
-@pytest.mark.parametrize("name,cite", [("slurm-time-limit", "slurm-42221.out:56"), ("lsf-runlimit", "job.4242.out:38")])
+@pytest.mark.parametrize("name,cite", [("slurm-time-limit", "slurm-42221.out:56"), ("lsf-runlimit", "job.4242.out:23")])
 def test_a_scheduler_time_limit_is_interrupted_not_a_crash(name, cite):
     d = _diag(name)
     assert d["outcome"]["outcome"] == "interrupted" and d["outcome"]["by"] == "time-limit"
@@ -131,6 +133,11 @@ def _bundle(*texts, path="job.out"):
     ("TERM_PREEMPT: job killed after preemption.", "interrupted", "preemption"),
     ("=>> PBS: job killed: walltime 3611 exceeded limit 3600", "interrupted", "time-limit"),
     ("Message:          The node was low on resource: memory.", "interrupted", "eviction"),
+    ("Message:          Pod was terminated in response to imminent node shutdown.", "interrupted", "node-shutdown"),
+    ("  Warning  DeadlineExceeded  job/train  Job was active longer than specified deadline", "interrupted",
+     "time-limit"),
+    ("Successfully completed.", "completed", "lsf"),
+    ("Status:           Succeeded", "completed", "kubernetes"),
     ("  Normal   Preempted  68s  default-scheduler  Preempted by pod d9d25b95-4a7d-4214-8a30-8ce1fd616f67 on node "
      "worker-0", "interrupted", "preemption"),
     # torchrun, Megatron, srun, lightning
@@ -143,6 +150,7 @@ def _bundle(*texts, path="job.out"):
     # completion in the frameworks' own words
     ("Training completed. Do not forget to share your model on huggingface.co/models =)", "completed", "hf-trainer"),
     ("30 epochs completed in 0.412 hours.", "completed", "yolo"),
+    ("### Training results", "completed", "hf-model-card"),
     ("2021-03-02 10:11:12 | INFO | fairseq_cli.train | done training in 3605.2 seconds", "completed", "fairseq"),
     ("[after training is done] datetime: 2024-01-02 03:04:05", "completed", "megatron"),
     ("Monitored metric val_loss did not improve in the last 3 records. Best score: 0.412. Signaling Trainer to stop.",
@@ -153,6 +161,24 @@ def test_marker_wording(text, outcome, by):
     got = outcome_detector.detect(_bundle("step 1 loss 2.0", text))
     assert [(f.outcome, f.outcome_by) for f in got] == [(outcome, by)]
     assert got[0].evidence[0].line == 2
+
+
+@pytest.mark.parametrize("lines,done", [
+    # Keras: "Epoch 10/10" then the full progress bar of that epoch (Keras 2 "[===]", Keras 3 "━")
+    (["Epoch 9/10", "1875/1875 [==============================] - 3s 1ms/step - loss: 0.2956 - accuracy: 0.9145",
+      "Epoch 10/10", "1875/1875 [==============================] - 3s 1ms/step - loss: 0.2801 - accuracy: 0.9201"], True),
+    (["1875/1875 ━━━━━━━━━━━━━━━━━━━━ 3s 1ms/step - accuracy: 0.9201 - loss: 0.2801"], False),  # no epoch header
+    (["Epoch 10/10", "1875/1875 ━━━━━━━━━━━━━━━━━━━━ 3s 1ms/step - accuracy: 0.9201 - loss: 0.2801"], True),
+    (["Epoch 10/10", " 912/1875 [=============>................] - ETA: 1s - loss: 0.2801"], False),  # cut mid-epoch
+    (["Epoch 9/10", "1875/1875 [==============================] - 3s 1ms/step - loss: 0.2956"], False),
+    (["Epoch 10/10", "   1/1875 [..............................] - ETA: 5:12 - loss: 0.31\r1875/1875 "
+      "[==============================] - 3s 1ms/step - loss: 0.2801"], True),  # \r updates captured in one line
+    (["Epoch [10/10], Step [500/600], Loss: 0.0412", "Epoch [10/10], Step [600/600], Loss: 0.0385"], True),
+    (["Epoch [9/10], Step [600/600], Loss: 0.0412"], False),
+])
+def test_the_last_epoch_counter(lines, done):
+    got = [f for f in outcome_detector.detect(_bundle(*lines)) if f.outcome == "completed"]
+    assert bool(got) == done, [f.claim for f in got]
 
 
 @pytest.mark.parametrize("text", [
@@ -188,6 +214,23 @@ def test_a_timeout_in_another_file_is_still_the_failure_behind_a_cancel():
     assert d.classification == "stall" and d.outcome["outcome"] == "failed", (d.headline, d.outcome)
 
 
+def test_lsf_report_above_the_output_is_the_end_of_the_run():
+    """LSF writes its job report above the job's output ("The output (if any) follows:"): a watchdog timeout in
+    that output came before the run limit, so it is the hang the limit ended, not a consequence of the kill."""
+    from trainwreck.analyze import analyze
+    from trainwreck.decide import decide
+    src = os.path.join(FIX, "lsf-runlimit", "job.4242.out")
+    lines = open(src, encoding="utf-8").read().splitlines() + [
+        "[E ProcessGroupNCCL.cpp:475] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=3, "
+        "OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=1800000) ran for 1800008 milliseconds before timing out."]
+    b = _bundle(*lines, path="job.4242.out")
+    d = decide(b, analyze(b))
+    assert d.classification == "stall" and d.outcome["outcome"] == "failed", (d.headline, d.outcome)
+    b = _bundle(*lines[:-1], path="job.4242.out")
+    d = decide(b, analyze(b))
+    assert d.classification == "unclear" and d.outcome["outcome"] == "interrupted"
+
+
 def test_an_oom_the_run_survived_before_completing_is_no_failure():
     """A message that did not end the run (an OOM the batch-size finder caught) is not the run's failure."""
     from trainwreck.analyze import analyze
@@ -197,6 +240,7 @@ def test_an_oom_the_run_survived_before_completing_is_no_failure():
                 "Training completed. Do not forget to share your model on huggingface.co/models =)", path="train.log")
     d = decide(b, analyze(b))
     assert d.outcome["outcome"] == "completed" and d.classification == "unclear" and d.confidence <= 0.3
+    assert "the OOM message logged before it (train.log:1) did not stop the run" in d.outcome["why"]
     # the same OOM after the completion message is a failure at the end (e.g. while saving)
     b = _bundle("{'loss': 2.1, 'epoch': 1.0}", "Training completed. Do not forget to share your model on "
                 "huggingface.co/models =)", "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.",
@@ -236,6 +280,15 @@ def test_running_only_when_a_live_process_holds_the_log():
             f.write("".join(f"step {s} loss {3.0 - s / 100:.3f}\n" for s in range(10, 110, 10)))
         # the files alone cannot tell: with --no-probe the outcome is unknown
         assert _diag(tmp)["outcome"]["outcome"] == "unknown"
+        # a reader (tail -f, an editor) is no sign of a live run
+        reader = subprocess.Popen([sys.executable, "-c", "import sys, time; f = open(sys.argv[1]); "
+                                   "print('ready', flush=True); time.sleep(60)", log], stdout=subprocess.PIPE, text=True)
+        try:
+            assert reader.stdout.readline().strip() == "ready"
+            assert _diag(tmp, probe=True)["outcome"]["outcome"] == "unknown"
+        finally:
+            reader.kill()
+            reader.wait()
         writer = subprocess.Popen([sys.executable, "-c", "import sys, time; f = open(sys.argv[1], 'a'); "
                                    "print('ready', flush=True); time.sleep(60)", log], stdout=subprocess.PIPE, text=True)
         try:
@@ -303,3 +356,19 @@ def test_a_run_silent_for_hours_before_its_time_limit_hung():
         d = _diag(tmp)
         assert d["classification"] == "unclear" and d["outcome"]["outcome"] == "interrupted"
         assert d["outcome"]["by"] == "time-limit"
+
+
+def test_hf_log_that_reached_its_announced_epochs_completed():
+    """HF announces the plan ("Num Epochs = 3"); a log whose last step is epoch 3.0 finished the training loop even
+    when the lines after it were lost, and one that stopped at 1.28 of 3 did not."""
+    src = open(os.path.join(FIX, "hf-log-completed", "train.log"), encoding="utf-8").read().splitlines()
+    upto = next(i for i, ln in enumerate(src) if ln.startswith("Training completed"))
+    with tempfile.TemporaryDirectory() as tmp:
+        with open(os.path.join(tmp, "train.log"), "w", encoding="utf-8") as f:
+            f.write("\n".join(src[:upto]) + "\n")
+        d = _diag(tmp)
+        assert d["outcome"]["outcome"] == "completed" and d["outcome"]["by"] == "length"
+        assert "final epoch 3 of 3" in d["headline"]
+        with open(os.path.join(tmp, "train.log"), "w", encoding="utf-8") as f:
+            f.write("\n".join(src[:40]) + "\n")
+        assert _diag(tmp)["outcome"]["outcome"] == "unknown"

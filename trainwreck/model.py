@@ -146,7 +146,9 @@ class Finding:
     `config` (the config entries it cites) and `setup` (facts such as precision and world size). An outcome
     marker (kind "outcome") says how the run ended: `outcome` (completed | interrupted | running), `outcome_by`
     (who or what stopped it: user, time-limit, preemption, cancelled, eviction, node-failure, signal …) and
-    `progress` ({"step": final step, "of": planned steps, "unit": "step" | "epoch"} where it is known)."""
+    `progress` ({"step": final step, "of": planned steps, "unit": "step" | "epoch"} where it is known;
+    "at_end": True for a report written after the run whose line is not its place in time, such as LSF's job
+    report above the job's output)."""
 
     def __init__(
             self, id: str, claim: str, label: str = DIRECT, confidence: float = 0.5,

@@ -61,6 +61,20 @@ BREAKAGES = [
     ("tool inputs no longer count as quote sources in the Stop hook",
      "hooks/transcript_tail.py", "                                sources.add(v)\n",
      "                                pass\n", ["tests/hooks/test_guard_contract.py"]),
+    ("outcome: a completed run with a message it survived keeps that message's class",
+     "trainwreck/decide/__init__.py", '    if no_failure:\n        cls = "unclear"', '    if False:\n        cls = "unclear"',
+     ["tests/test_outcome.py"]),
+    ("outcome: the interruption's own lines (Slurm's time limit, KeyboardInterrupt) weigh as failures",
+     "trainwreck/decide/__init__.py", "ended = outcome.end_of_run(findings, outcome.markers(findings))", "ended = []",
+     ["tests/test_outcome.py"]),
+    ("outcome: no confidence cap for a run with no failure",
+     "trainwreck/decide/outcome.py", "return min(conf, NO_FAILURE_MAX_CONFIDENCE)", "return conf",
+     ["tests/test_outcome.py"]),
+    ("outcome: HF's final summary entry read as the last step's loss",
+     "trainwreck/collect/readers/trainer_state.py", "step=step, byte=line.byte)\n            continue",
+     "step=step, byte=line.byte)", ["tests/test_outcome.py"]),
+    ("outcome: the live probe ignores whether a descriptor is open for writing",
+     "trainwreck/probes/live.py", "or not _writes(pid, fd):", ":", ["tests/test_outcome.py"]),
 ]
 
 

@@ -19,7 +19,7 @@ from trainwreck import lazy_re
 from trainwreck.analyze.outcome_gap import silent_before_stop
 from trainwreck.analyze.outcome_progress import progress_markers
 from trainwreck.collect.bundle import Bundle
-from trainwreck.model import DIRECT, Finding, Source
+from trainwreck.model import DIRECT, Finding, Line, Source
 
 _SIGNALS = {"2": "user", "15": "signal", "1": "hangup", "9": "signal", "SIGINT": "user", "SIGTERM": "signal",
             "SIGHUP": "hangup", "SIGKILL": "signal"}
@@ -39,6 +39,8 @@ _MARKERS: List[Tuple[Tuple[str, ...], "re.Pattern[str]", str, str, Optional[_Rea
     (("train_runtime",), lazy_re(r"""['"]train_runtime['"]\s*:\s*[\d.]+"""), "completed", "hf-trainer", None),
     # Trainer.log_metrics("train", metrics) after train() returned
     (("train metrics",), lazy_re(r"\*{5} train metrics \*{5}"), "completed", "hf-trainer", None),
+    # transformers modelcard.py (Trainer.create_model_card, after train): `model_card += "\n### Training results\n\n"`
+    (("### Training results",), lazy_re(r"^### Training results\s*$"), "completed", "hf-model-card", None),
     # lightning/pytorch/loops/fit_loop.py: "`Trainer.fit` stopped: `max_epochs=3` reached."
     (("stopped:",), lazy_re(r"Trainer\.fit`? stopped: `?(max_epochs|max_steps)=(\d+)`? reached"), "completed",
      "lightning", lambda m: ("lightning", {"step": int(m.group(2)), "of": int(m.group(2)),
@@ -55,6 +57,9 @@ _MARKERS: List[Tuple[Tuple[str, ...], "re.Pattern[str]", str, str, Optional[_Rea
     (("after training is done",), lazy_re(r"\[after training is done\]"), "completed", "megatron", None),
     (("exiting program at iteration",), lazy_re(r"exiting program at iteration (\d+)"), "completed", "megatron",
      lambda m: ("megatron", {"step": int(m.group(1)), "unit": "step"})),
+    # the scheduler's word that the job exited 0: LSF's job report, a Kubernetes pod description's phase
+    (("Successfully completed",), lazy_re(r"^Successfully completed\.\s*$"), "completed", "lsf", None),
+    (("Succeeded",), lazy_re(r"^Status:\s+Succeeded\s*$"), "completed", "kubernetes", None),
     # any script's own words
     (("raining", "RAINING"), lazy_re(
         r"(?i)\b(?:training (?:is |has )?(?:completed?|finished|done|ended)|(?:finished|done) training|"
@@ -91,6 +96,11 @@ _MARKERS: List[Tuple[Tuple[str, ...], "re.Pattern[str]", str, str, Optional[_Rea
     # kubelet eviction (pod status message) and kube-scheduler preemption (event)
     (("low on resource",), lazy_re(r"The node was low on resource: [\w-]+"), "interrupted", "eviction", None),
     (("Preempted by pod",), lazy_re(r"Preempted by pod \S+ on node"), "interrupted", "preemption", None),
+    # kubelet nodeshutdown_manager (spot reclaim, maintenance); job controller's activeDeadlineSeconds
+    (("imminent node shutdown",), lazy_re(r"Pod was terminated in response to imminent node shutdown"),
+     "interrupted", "node-shutdown", None),
+    (("specified deadline",), lazy_re(r"Job was active longer than specified deadline"), "interrupted", "time-limit",
+     None),
 ]
 
 
@@ -99,16 +109,52 @@ _SRUN_TASK_FAILED = lazy_re(r"srun: error: \S+: tasks? [\d,\-\[\]]+: (?:Exited w
                             r"Segmentation fault|Aborted|Bus error)")
 
 
+_FRAME = lazy_re(r'^\s*File "([^"]+)", line (\d+), in (\S+)')
+_TB_START = "Traceback (most recent call last)"
+
+
+def _stopped_in(lines: List[Line], i: int) -> Optional[str]:
+    """Where the process was when the user stopped it: the innermost frame of the traceback the interrupt printed
+    (after a `^CTraceback` line, or before a `KeyboardInterrupt` line). A Ctrl-C traceback is a stack dump."""
+    path = lines[i].path
+    if _TB_START in lines[i].text:
+        span = lines[i + 1:i + 400]
+    else:
+        start = next((j for j in range(i - 1, max(-1, i - 400), -1) if _TB_START in lines[j].text), None)
+        span = lines[start + 1:i] if start is not None else []
+    frame = None
+    for ln in span:
+        if ln.path != path:
+            break
+        m = _FRAME.match(ln.text)
+        if m is not None:
+            frame = m
+        elif frame is not None and not ln.text.startswith((" ", "\t", ".")):
+            break  # the traceback ended
+    if frame is None:
+        return None
+    file = frame.group(1).replace("\\", "/")
+    lib = next((k for k in ("site-packages/", "dist-packages/") if k in file), None)
+    short = file.rsplit(lib, 1)[-1] if lib else file.rsplit("/", 1)[-1]  # torch/utils/data/dataloader.py
+    return f"{short}:{frame.group(2)} ({frame.group(3)})"
+
+
 def _scan(bundle: Bundle) -> List[Finding]:
     out: List[Finding] = []
     last: Dict[Tuple[str, str, str], Finding] = {}  # one marker per (file, outcome, who): its last line
     task_failed = set()  # files in which srun reported a failed task
-    for order, line in enumerate(bundle.all_lines()):
+    lsf_marks: List[Finding] = []
+    output_follows: Dict[str, int] = {}  # LSF's "The output (if any) follows:": the job's output comes after
+    lines = list(bundle.all_lines())
+    for order, line in enumerate(lines):
         text = line.text
         if not text or len(text) > 4000:
             continue
         if "srun: error:" in text and _SRUN_TASK_FAILED.search(text):
             task_failed.add(line.path)
+            continue
+        if text.startswith("The output (if any) follows:"):
+            output_follows[line.path] = order
             continue
         for gates, rx, outcome, who, read in _MARKERS:
             if not any(g in text for g in gates):
@@ -131,7 +177,15 @@ def _scan(bundle: Bundle) -> List[Finding]:
                 f.evidence = [line.source(), f.evidence[-1]]
                 f.order = float(order)
                 f.progress.update(progress)
+            if "TERM_" in text or text.startswith("Successfully completed"):
+                lsf_marks.append(f)
+            where = _stopped_in(lines, order) if by == "user" else None
+            if where:
+                f.claim = f"{_claim(outcome, by)} while it was in {where}"
             break  # one marker per line
+    for f in lsf_marks:  # the job report sits above the job's output: it happened after all of it
+        if output_follows.get(f.evidence[0].path, -1) > (f.order or 0):
+            f.progress["at_end"] = True
     return out
 
 
@@ -142,6 +196,7 @@ _CLAIMS = {
     "cancelled": "the job was cancelled (scancel / bkill / an administrator)",
     "requeue": "the scheduler requeued the job",
     "node-failure": "the scheduler stopped the run because a node failed",
+    "node-shutdown": "the node shut down under the run (a spot / preemptible node reclaimed, or maintenance)",
     "eviction": "Kubernetes evicted the pod (the node ran low on a resource)",
     "signal": "the run received a termination signal from outside (SIGTERM: a scheduler, a launcher or kill)",
     "hangup": "the run received SIGHUP (its terminal or ssh session closed)",

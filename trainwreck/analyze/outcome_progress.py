@@ -1,6 +1,7 @@
 """How far the run got, and whether that is its planned end: HF's final summary and `global_step == max_steps`
 in trainer_state.json, or the last logged step / epoch equal to the length the config sets (max_steps,
-train_iters, max_iters …; epochs, num_train_epochs, max_epochs …).
+train_iters, max_iters …; epochs, num_train_epochs, max_epochs …) or HF Trainer announces ("Num Epochs = 3",
+"Total optimization steps = 750").
 
 `run_progress` is the one reading of "final step N of M; loss X → Y" that the outcome markers and the
 headline share."""
@@ -9,6 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any, Dict, List, Optional, Tuple
 
+from trainwreck import lazy_re
 from trainwreck.collect.bundle import Bundle
 from trainwreck.model import DIRECT, ConfigEntry, Finding, Point, Source
 
@@ -25,6 +27,59 @@ def _int(text: Any) -> Optional[int]:
     return int(v) if math.isfinite(v) and v > 0 and v == int(v) else None
 
 
+# transformers Trainer._inner_training_loop's "***** Running training *****" block:
+# logger.info(f"  Num Epochs = {num_train_epochs:,}"), logger.info(f"  Total optimization steps = {max_steps:,}")
+_HF_PLAN = lazy_re(r"^(?:.*\] )?\s+(Num Epochs|Total optimization steps) = ([\d,]+)\s*$")
+
+
+def _planned_in_log(bundle: Bundle, unit: str) -> Tuple[Optional[int], Optional[Source]]:
+    want = "Num Epochs" if unit == "epoch" else "Total optimization steps"
+    for ln in bundle.all_lines():
+        if want in ln.text:
+            m = _HF_PLAN.match(ln.text)
+            if m is not None and m.group(1) == want:
+                return _int(m.group(2).replace(",", "")), ln.source()
+    return None, None
+
+
+# Keras ProgbarLogger: print_msg(f"Epoch {epoch + 1}/{self.epochs}") then the Progbar's
+# f"{current}/{target} [" + "=" * n + "]" (Keras 3 draws "━"); the PyTorch tutorials' print
+# ('Epoch [{}/{}], Step [{}/{}], Loss: {:.4f}'.format(epoch + 1, num_epochs, i + 1, total_step, loss.item()))
+_KERAS_EPOCH = lazy_re(r"^Epoch (\d+)/(\d+)\s*$")
+_KERAS_BAR = lazy_re(r"^\s*(\d+)/(\d+) (?:\[=+\]|━+)")
+_EPOCH_STEP = lazy_re(r"Epoch \[(\d+)/(\d+)\], Step \[(\d+)/(\d+)\]")
+
+
+def _epoch_counter(bundle: Bundle) -> List[Finding]:
+    """The last epoch of N printed and finished: Keras's `Epoch N/N` followed by a full progress bar, or
+    `Epoch [N/N], Step [M/M]`. One marker per file, from its last epoch line."""
+    state: Dict[str, Any] = {}  # path -> (epoch line, k, n, finished line)
+    for ln in bundle.all_lines():
+        t = ln.text
+        if "Epoch" in t:
+            m = _KERAS_EPOCH.match(t)
+            if m is not None:
+                state[ln.path] = [ln, int(m.group(1)), int(m.group(2)), None, "keras"]
+                continue
+            m = _EPOCH_STEP.search(t)
+            if m is not None:
+                k, n, i, total = (int(g) for g in m.groups())
+                state[ln.path] = [ln, k, n, ln if i == total else None, "log"]
+                continue
+        st = state.get(ln.path)
+        if st is not None and st[4] == "keras" and "/" in t:
+            b = _KERAS_BAR.match(t.rsplit("\r", 1)[-1])  # a captured bar holds every \r update: the last counts
+            if b is not None and b.group(1) == b.group(2):
+                st[3] = ln
+    out = []
+    for head, k, n, done, by in state.values():
+        if k == n and done is not None:
+            ev = [done.source()] + ([head.source()] if head is not done else [])
+            out.append(_marker(f"the last epoch printed is {k}/{n} and it ran to its last step", ev,
+                               {"step": k, "of": n, "unit": "epoch"}, by))
+    return out
+
+
 def _fact(bundle: Bundle, key: str) -> Optional[Source]:
     return (bundle.facts or {}).get(key)
 
@@ -32,7 +87,9 @@ def _fact(bundle: Bundle, key: str) -> Optional[Source]:
 def _configured(bundle: Bundle, keys: Tuple[str, ...]) -> Tuple[Optional[int], Optional[Source]]:
     e: Optional[ConfigEntry] = bundle.config(*keys)
     n = _int(e.value) if e is not None else None
-    return (n, e.source()) if n is not None and e is not None else (None, None)
+    if n is not None and e is not None:
+        return n, e.source()
+    return _planned_in_log(bundle, "epoch" if keys is EPOCH_KEYS else "step")
 
 
 def _last_step(bundle: Bundle) -> Optional[Point]:
@@ -59,7 +116,7 @@ def _epochs(first: Point, last: Point) -> float:
 
 
 def run_progress(bundle: Bundle) -> Dict[str, Any]:
-    """{"step", "of", "unit", "loss_first", "loss_last", "sources"}: what is known of the run's length."""
+    """{"step", "of", "unit", "loss_first", "loss_last"}: what is known of the run's length and its loss."""
     out: Dict[str, Any] = {}
     gs, ms = _fact(bundle, "trainer_state.global_step"), _fact(bundle, "trainer_state.max_steps")
     last = _last_step(bundle)
@@ -99,7 +156,11 @@ def _epochs_done(first: Point, last: Point, n: int) -> bool:
 
 
 def progress_markers(bundle: Bundle) -> List[Finding]:
-    """Completion markers that rest on facts and series rather than on a message."""
+    """Completion markers that rest on facts, counters and series rather than on a message."""
+    return _state_or_length(bundle) + _epoch_counter(bundle)
+
+
+def _state_or_length(bundle: Bundle) -> List[Finding]:
     summary = _fact(bundle, "hf.train_summary")
     gs, ms = _fact(bundle, "trainer_state.global_step"), _fact(bundle, "trainer_state.max_steps")
     g, m = (_int(gs.value) if gs else None), (_int(ms.value) if ms else None)
@@ -119,7 +180,7 @@ def progress_markers(bundle: Bundle) -> List[Finding]:
     first, le = _last_epoch(bundle)
     n, src = _configured(bundle, EPOCH_KEYS)
     if le is not None and first is not None and n is not None and _epochs_done(first, le, n):
-        return [_marker(f"the last recorded epoch {le.value:g} is the configured number of epochs "
-                        f"({src.text.strip()})", [le.source, src], {"step": _epochs(first, le), "of": n, "unit": "epoch"},
+        base0 = " (counted from 0)" if first.value == 0 and float(le.value).is_integer() else ""
+        return [_marker(f"the last recorded epoch {le.value:g}{base0} completes the configured {src.text.strip()}", [le.source, src], {"step": _epochs(first, le), "of": n, "unit": "epoch"},
                         "length")]
     return []

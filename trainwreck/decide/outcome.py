@@ -29,6 +29,7 @@ _WHO = {"user": "by the user (Ctrl-C / SIGINT)", "time-limit": "by the scheduler
         "preemption": "by a preemption (the scheduler gave its resources to another job)",
         "cancelled": "by a cancellation (scancel / bkill / an administrator)", "requeue": "by the scheduler's requeue",
         "node-failure": "by the scheduler after a node failure", "eviction": "by a Kubernetes eviction",
+        "node-shutdown": "by its node shutting down (spot reclaim or maintenance)",
         "signal": "by SIGTERM from outside (a scheduler, a launcher or kill)",
         "hangup": "by SIGHUP (its terminal or ssh session closed)"}
 
@@ -53,13 +54,23 @@ def _before(a: Source, b: Source) -> Optional[bool]:
     return pa[1] < pb[1] if pa[1] >= 0 else -pa[1] < -pb[1]
 
 
+def _before_mark(a: Source, mark: Finding) -> Optional[bool]:
+    """a comes before the event the marker reports. A report written after the run (LSF's job report, which
+    precedes the job's output in its file: `progress["at_end"]`) comes after everything in its file."""
+    if not mark.evidence:
+        return None
+    if mark.progress.get("at_end"):
+        return True if a.path == mark.evidence[0].path else None
+    return _before(a, mark.evidence[0])
+
+
 def _usable(marks: List[Finding], findings: List[Finding]) -> List[Finding]:
     """A plain Slurm cancellation after a launcher's report that a task failed is srun tearing the step down,
     not somebody stopping the run: that marker says nothing about the outcome."""
     wrappers = [f.evidence[0] for f in findings if (f.wrapper or f.kind == "launcher-summary") and f.evidence]
     out = []
     for m in marks:
-        if m.outcome_by == "cancelled" and any(_before(w, m.evidence[0]) for w in wrappers):
+        if m.outcome_by == "cancelled" and any(_before_mark(w, m) for w in wrappers):
             continue
         out.append(m)
     return out
@@ -80,7 +91,7 @@ def end_of_run(findings: List[Finding], marks: List[Finding]) -> List[Finding]:
         e = f.evidence[0]
         on_line = any(_pos(e) is not None and _pos(e) == _pos(x) for x in lines)
         endish = f.role == "terminal" or f.wrapper or f.kind in ("launcher-summary", "interrupted")
-        after = any(_before(x, e) for x in lines)
+        after = any(_before_mark(e, m) is False for m in stops)
         if f.kind == "interrupted" or on_line or (endish and after):
             out.append(f)
     return out
@@ -98,7 +109,7 @@ def _survived(primary: Optional[Finding], done: Finding, idx: StepIndex) -> bool
     """The failure message came before the run's completion: the run went on after it."""
     if primary is None or not primary.evidence:
         return False
-    order = _before(primary.evidence[0], done.evidence[0]) if done.evidence else None
+    order = _before_mark(primary.evidence[0], done)
     if order is not None:
         return order
     t, end = when(primary, idx), (done.progress or {}).get("step")
@@ -150,7 +161,7 @@ def resolve(bundle: Bundle, findings: List[Finding], cls: str, primary: Optional
             p = {k: v for k, v in p.items() if k not in ("step", "of", "unit")}
         p.update(mark)
     if done is not None and stop is not None:
-        later = _before(done.evidence[0], stop.evidence[0]) if done.evidence and stop.evidence else None
+        later = _before_mark(done.evidence[0], stop) if done.evidence else None
         done, stop = (None, stop) if later else (done, None)  # the later line is how the run ended
     failure = cls != "unclear"
     if failure and done is not None and cls in SURVIVABLE and not not_learning(cls, primary) \
@@ -171,7 +182,11 @@ def resolve(bundle: Bundle, findings: List[Finding], cls: str, primary: Optional
         rec["cite"] = cite(ev) if ev else ""
         return rec, False
     if done is not None:
-        return _record("completed", done, f"no failure found: {done.claim}", p), cls != "unclear"
+        why = f"no failure found: {done.claim}"
+        if cls != "unclear" and primary is not None:  # say what was logged and survived, with its line
+            where = f" ({cite(primary.evidence[0])})" if primary.evidence else ""
+            why += f"; the {cls} message logged before it{where} did not stop the run"
+        return _record("completed", done, why, p), cls != "unclear"
     if stop is not None:
         return _record("interrupted", stop, f"{stop.claim}; no failure found before it", p), cls != "unclear"
     return _record("unknown", None, "no line says that the run completed or was stopped, and no live process "
@@ -208,6 +223,8 @@ _NEXT = {
                  "requests to what it uses so it is not the one evicted", "debug"),
     "node-failure": ("a node failed under the job: resume from the last checkpoint on other nodes, and report the "
                      "node to the cluster's administrators", "debug"),
+    "node-shutdown": ("the node was reclaimed or shut down: resume from the last checkpoint; on spot / preemptible "
+                      "nodes save checkpoints often and resume automatically", "debug"),
     "signal": ("something outside sent SIGTERM: find out what (scheduler log, sacct State, the launcher), and save a "
                "checkpoint on SIGTERM so a resume loses nothing", "debug"),
     "hangup": ("the terminal or ssh session closed: run training under nohup, tmux or the scheduler", "debug"),

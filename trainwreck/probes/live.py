@@ -1,5 +1,5 @@
-"""Is the run still going? A live process that holds one of the run's files open, and how long ago the newest
-file it writes was modified.
+"""Is the run still going? A live process that holds one of the run's files open for writing, and how long ago
+the newest file it writes was modified.
 
 Only this probe may say that a run is `running`: the files alone cannot tell a live run from one that stopped a
 minute ago. Linux /proc only; bounded in processes and time; reads nothing but /proc links and stat; never
@@ -29,9 +29,22 @@ def _cmdline(pid: str) -> str:
     return redact(text[:300])
 
 
+def _writes(pid: str, fd: str) -> bool:
+    """The descriptor was opened for writing (O_WRONLY / O_RDWR): `tail -f train.log` or an editor reading the
+    log is no sign that the run is alive."""
+    try:
+        with open(f"/proc/{pid}/fdinfo/{fd}", "r") as f:
+            for ln in f:
+                if ln.startswith("flags:"):
+                    return bool(int(ln.split()[1], 8) & 0o3)
+    except (OSError, ValueError, IndexError):
+        return False
+    return False
+
+
 def live_writer(bundle: Bundle, now: Optional[float] = None) -> Optional[Dict[str, Any]]:
     """{"pid", "cmd", "path" (relative to the run), "age_s", "progressing"} for the process that holds the run's
-    most recently modified file open; None when no process holds any of its files (or /proc is not there)."""
+    most recently modified file open for writing; None when no process does (or /proc is not there)."""
     root = os.path.realpath(bundle.root)
     if not os.path.isdir("/proc") or not os.path.isdir(root):
         return None
@@ -55,7 +68,7 @@ def live_writer(bundle: Bundle, now: Optional[float] = None) -> Optional[Dict[st
                 target = os.readlink(f"{fd_dir}/{fd}")
             except OSError:
                 continue
-            if not target.startswith(root + os.sep):
+            if not target.startswith(root + os.sep) or not _writes(pid, fd):
                 continue
             try:
                 st = os.stat(target)

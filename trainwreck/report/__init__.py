@@ -139,7 +139,8 @@ def markdown(d: Dict[str, Any]) -> str:
         t = (ev.get("text") or "").strip().replace("`", "'")
         return f"`{_cite(ev)}` — `{t[:200]}`"
 
-    L = [f"# trainwreck diagnosis: {d['classification']}", "",
+    L = [f"# trainwreck diagnosis: {d['classification']} (outcome: {(d.get('outcome') or {}).get('outcome', 'unknown')})",
+         "",
          f"**{d.get('headline', '')}** (confidence {d['confidence']:.2f})", "",
          _md_outcome(d), "",
          f"- Run: `{d.get('target') or d.get('run')}`",
