@@ -285,3 +285,37 @@ def test_discovery_finds_a_run_whose_only_log_is_rotated_compressed_or_a_job_out
     (run / name).write_text(OOM)
     found = locate(None, str(tmp_path))  # what the CLI with no path, and the prompt-router hook, would diagnose
     assert found.root == str(run.resolve())
+
+
+def test_documentation_is_a_log_only_when_it_shows_a_run(tmp_path):
+    (tmp_path / "README.md").write_text("# Training\n\nIf you see `CUDA out of memory`, lower the batch size.\n")
+    card = ("---\nlibrary_name: transformers\n---\n\n## Training results\n\n"  # an HF model card's results table
+            "| Training Loss | Epoch | Step | Validation Loss |\n|:---:|:---:|:---:|:---:|\n| 2.31 | 1.0 | 500 | 2.20 |\n")
+    (tmp_path / "model_card.md").write_text(card)
+    (tmp_path / "job_6200494.md").write_text("x" * 9000 + "\n" + SCHEDULER_TEXT["lsf"])  # the report at the end
+    bundle = collect(locate(str(tmp_path)))
+    assert sorted(log.path for log in bundle.logs) == ["job_6200494.md", "model_card.md"]
+    assert any("documentation that shows no run" in n and "README.md" in n for n in bundle.notes)
+
+
+def test_a_bzip2_bomb_gets_a_smaller_share_for_the_same_time(tmp_path, monkeypatch):
+    one = bz2.compress(b"step 1 loss=2.0\n" * (1 << 18), 9)  # 4 MB per stream, concatenated: 128 MB in all
+    (tmp_path / "train.log.bz2").write_bytes(one * 32)
+    bundle = collect(locate(str(tmp_path)))
+    assert bundle.logs and bundle.logs[0].size <= inflate.INFLATE_LIMIT // inflate.COST["bz2"]
+    assert any("decompression limit" in n for n in bundle.notes)
+
+
+@pytest.mark.skipif(inflate.available("zstd"), reason="zstandard is installed here")
+def test_a_zstd_log_without_zstandard_says_what_to_install(tmp_path):
+    (tmp_path / "train.log.zst").write_bytes(b"\x28\xb5\x2f\xfd" + os.urandom(64))
+    (tmp_path / "train.log").write_text(OOM)
+    bundle = collect(locate(str(tmp_path)))
+    assert any("train.log.zst: zstd-compressed; install the `zstandard` package" in n for n in bundle.notes)
+
+
+def test_secrets_in_a_compressed_log_are_redacted_in_the_read(cli, tmp_path):
+    secret = "hf_" + "aB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF"
+    (tmp_path / "train.log.gz").write_bytes(gzip.compress(f"export HF_TOKEN={secret}\n{OOM}".encode()))
+    p, rep = _diagnose(cli, tmp_path)
+    assert rep["classification"] == "OOM" and secret not in p.stdout + p.stderr

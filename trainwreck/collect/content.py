@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Dict, List, Optional, Tuple
 
 from trainwreck.collect.inflate import sniff_head
-from trainwreck.collect.safeio import Entry, Skip, looks_binary
-from trainwreck.collect.sniff import SNIFF_BYTES, suffix_kind, text_kind
+from trainwreck.collect.safeio import BoundedFile, Entry, Skip, looks_binary
+from trainwreck.collect.sniff import SNIFF_BYTES, doc_shows_a_run, suffix_kind, text_kind
 
 SNIFF_FILES = 1024
 SHOWN = 4  # files named per reason in the note
@@ -19,6 +19,7 @@ SHOWN = 4  # files named per reason in the note
 READER_OF = {"log": "logs", "jsonl": "jsonl", "csv": "csvmetrics"}
 REASONS = (("binary", "binary"), ("unreadable", "could not be opened"),
            ("structured", "structured data no reader reads (JSON/YAML/TOML/XML)"), ("source", "source code"),
+           ("doc", "documentation that shows no run (no traceback, metrics or scheduler report)"),
            ("special", "not regular files (FIFO, socket or device)"), ("media", "images, arrays or archives"),
            ("empty", "empty"), ("unexamined", "not examined (more than %d files of unknown kind)" % SNIFF_FILES))
 ARCHIVES = (".tar.gz", ".tar.bz2", ".tar.xz", ".tar.zst")
@@ -58,9 +59,25 @@ def _kind_of(root: str, entry: Entry, name: str) -> Tuple[str, Optional[str]]:
     if looks_binary(head):
         return "", "binary"
     kind = text_kind(name, head)
+    if kind == "doc":  # a scheduler's report sits at the end of a job's output: look there too
+        return ("log", None) if doc_shows_a_run(_text(head) + "\n" + _text(_tail(root, entry))) else ("doc", "doc")
     if kind in ("structured", "source"):
         return kind, kind
     return kind, None
+
+
+def _text(b: bytes) -> str:
+    return b.decode("utf-8", "replace")
+
+
+def _tail(root: str, entry: Entry) -> bytes:
+    if entry.size <= SNIFF_BYTES:
+        return b""
+    try:
+        with BoundedFile(root, entry.abspath) as f:
+            return f.peek(max(SNIFF_BYTES, f.size - SNIFF_BYTES), SNIFF_BYTES)
+    except Skip:
+        return b""
 
 
 def classify(root: str, entries: List[Entry], modules: Dict[str, object],
