@@ -207,6 +207,11 @@ def test_a_run_with_only_a_binary_file_has_nothing_to_diagnose(cli, tmp_path):
     p, _rep = _diagnose(cli, tmp_path)
     assert p.returncode == 2 and "nothing to diagnose" in p.stderr and "binary: blob.dat" in p.stderr
     assert len(p.stderr.strip().splitlines()) == 1
+    p, _rep = _diagnose(cli, tmp_path / "blob.dat")  # the same file named by the user
+    assert p.returncode == 2 and "binary: blob.dat" in p.stderr
+    (tmp_path / "all_results.json").write_text('{"train_loss": 0.41}\n')
+    p, rep = _diagnose(cli, tmp_path / "all_results.json")  # text named by the user is read, and not called skipped
+    assert p.returncode == 0 and not any("all_results.json" in n for n in rep["notes"])
 
 
 def test_structured_text_is_read_when_nothing_else_holds_text(cli, tmp_path):

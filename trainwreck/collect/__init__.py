@@ -148,7 +148,9 @@ def collect(run: Run) -> Bundle:
         mods = [m for m in readers() if m.claims(rel, os.path.basename(rel))]
         if not mods:  # named by the user: read it as the content says, as a log when it says nothing else
             got = classify(bundle.root, [entry], _modules(), skipped)
-            mods = [got[0][1]] if got else [_modules()[READER_OF["log"]]] if not skipped.by.get("binary") else []
+            mods = [got[0][1]] if got else []
+            if not got and not any(skipped.by.get(r) for r in ("binary", "special", "unreadable")):
+                mods, skipped = [_modules()[READER_OF["log"]]], Skipped()  # text of another kind, named: read it
         _read(ctx, entry, mods[:1])
         _finish(bundle, skipped)
         return bundle
