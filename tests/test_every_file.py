@@ -327,3 +327,16 @@ def test_secrets_in_a_compressed_log_are_redacted_in_the_read(cli, tmp_path):
     assert not any(secret in ln.text for ln in bundle.all_lines())
     p, rep = _diagnose(cli, tmp_path)
     assert rep["classification"] == "OOM" and secret not in p.stdout + p.stderr
+
+
+def test_vocabularies_and_hidden_files_are_not_logs(tmp_path):
+    ckpt = tmp_path / "checkpoint-500"
+    ckpt.mkdir()
+    (ckpt / "vocab.txt").write_text("".join(f"tok{i}\n" for i in range(3000)))
+    (tmp_path / "class_names").write_text("".join(f"n0{i:07d}\n" for i in range(1000)))  # a word list, any name
+    (tmp_path / ".DS_Store").write_bytes(os.urandom(512))
+    (tmp_path / "train.log").write_text(_progress(20) + OOM)
+    bundle = collect(locate(str(tmp_path)))
+    assert [log.path for log in bundle.logs] == ["train.log"]
+    assert not any(".DS_Store" in n for n in bundle.notes)
+    assert any("vocabularies, word or file lists: class_names, checkpoint-500/vocab.txt" in n for n in bundle.notes)

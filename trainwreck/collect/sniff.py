@@ -35,6 +35,10 @@ DOC_SUFFIXES = (".md", ".markdown", ".rst")
 STRUCTURED_SUFFIXES = (".json", ".yaml", ".yml", ".toml", ".ini", ".cfg", ".conf", ".xml", ".proto", ".lock",
                        ".tsv", ".csv")
 SOURCE_NAMES = {"Makefile", "Dockerfile", "LICENSE", "CMakeLists.txt", "setup.cfg", "pyproject.toml"}
+# a model's or dataset's own text: tokenizer vocabularies and merges, label lists (every HF checkpoint-*/ has some)
+DATA_NAMES = {"vocab.txt", "merges.txt", "vocab.json", "labels.txt", "classes.txt", "dict.txt", "spiece.model",
+              "tokenizer.model", "sentencepiece.bpe.model", "added_tokens.json"}
+WORD_LIST_LINES = 64  # ... and any text whose first lines (at least this many) are single words
 
 _METRIC_HEADER = lazy_re(r"(?i)(^|[,\t/ _])(loss|acc|accuracy|lr|learning_rate|grad_norm|epoch|step|perplexity|"
                          r"ppl|reward|map|f1|bleu|val|train)")
@@ -87,15 +91,19 @@ def suffix_kind(name: str) -> Optional[str]:
 
 def text_kind(name: str, head: bytes) -> str:
     """What a text file is, from its name's suffix and its first bytes: 'jsonl', 'csv', 'structured', 'source',
-    'doc' (documentation: a log only if `doc_shows_a_run`) or 'log'. `head` is the file's first bytes
+    'data' (vocabularies, word and file lists), 'doc' (documentation: a log only if `doc_shows_a_run`) or 'log'. `head` is the file's first bytes
     (decompressed); the last line of it may be cut."""
     by_name = suffix_kind(name)
     if by_name == "source":
         return "source"
+    if name in DATA_NAMES:
+        return "data"
     lines = [ln.strip() for ln in head.split(b"\n")[:-1] or head.split(b"\n")]
     lines = [ln for ln in lines if ln]
     if not lines:
         return "structured" if by_name else "log"
+    if len(lines) >= WORD_LIST_LINES and sum(1 for ln in lines if len(ln.split()) <= 1) >= 0.95 * len(lines):
+        return "data"  # a word, token or file list, not a program's output
     objects = sum(1 for ln in lines if ln.startswith(b"{") and ln.endswith(b"}"))
     if len(lines) >= 2 and objects >= 0.8 * len(lines):
         return "jsonl"
