@@ -160,7 +160,7 @@ def _bomb(path, unit: bytes, members: int):
             f.write(one)
 
 
-@pytest.mark.parametrize("unit", [b"\0" * (16 << 20), b"step 1 loss=2.0\n" * (1 << 20)])
+@pytest.mark.parametrize("unit", [b"\0" * (16 << 20), b"step 1 loss=2.0\n" * (1 << 20)], ids=["zeros", "text"])
 def test_a_gzip_bomb_is_bounded_by_bytes(tmp_path, monkeypatch, unit):
     _bomb(tmp_path / "train.log.gz", unit, (1 << 30) // len(unit))  # 1 GB decompressed, ~1 MB on disk
     produced = []
