@@ -118,6 +118,7 @@ def test_scheduler_outputs_are_recognised_by_content(tmp_path, sched):
     bundle = collect(locate(str(tmp_path)))
     kinds = {log.path: log.scheduler for log in bundle.logs}
     assert kinds == {"report": sched, "train.log": None}
+    assert {f.path: f.to_json().get("scheduler") for f in bundle.files} == kinds  # in the JSON's evidence_files
     assert any("read as logs by their content" in n and "report (" in n for n in bundle.notes)
 
 
@@ -128,6 +129,10 @@ def test_a_compressed_logs_oom_is_cited_by_file_and_line(cli, tmp_path, ext, com
     assert p.returncode == 0, p.stderr
     assert rep["classification"] == "OOM", rep["headline"]
     assert (f"train.log{ext}", 3004) in _evidence(rep)
+    rec = next(f for f in rep["evidence_files"] if f["path"] == f"train.log{ext}")
+    assert rec["compression"] == {".gz": "gzip", ".bz2": "bz2", ".xz": "xz"}[ext]
+    assert rec["size"] == (tmp_path / f"train.log{ext}").stat().st_size  # on disk; the hash is of what was read
+    assert rec["hashed"] == "head+tail"  # 90 KB decompressed: more than a log read whole
 
 
 def test_a_large_gz_log_keeps_exact_line_numbers_and_samples_its_middle(tmp_path):

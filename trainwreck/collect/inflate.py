@@ -212,7 +212,7 @@ class InflatedFile(BoundedFile):
 
     def record(self, kind: str) -> FileRecord:
         rec = super().record(kind)
-        rec.size = self.disk_size
+        rec.size, rec.compression = self.disk_size, self.method
         if self.truncated or self.damaged:
             rec.hashed = "head+tail"
         return rec
