@@ -118,6 +118,7 @@ def test_scheduler_outputs_are_recognised_by_content(tmp_path, sched):
     bundle = collect(locate(str(tmp_path)))
     kinds = {log.path: log.scheduler for log in bundle.logs}
     assert kinds == {"report": sched, "train.log": None}
+    assert {f.path: f.to_json().get("scheduler") for f in bundle.files} == kinds  # in the JSON's evidence_files
     assert any("read as logs by their content" in n and "report (" in n for n in bundle.notes)
 
 
@@ -128,6 +129,10 @@ def test_a_compressed_logs_oom_is_cited_by_file_and_line(cli, tmp_path, ext, com
     assert p.returncode == 0, p.stderr
     assert rep["classification"] == "OOM", rep["headline"]
     assert (f"train.log{ext}", 3004) in _evidence(rep)
+    rec = next(f for f in rep["evidence_files"] if f["path"] == f"train.log{ext}")
+    assert rec["compression"] == {".gz": "gzip", ".bz2": "bz2", ".xz": "xz"}[ext]
+    assert rec["size"] == (tmp_path / f"train.log{ext}").stat().st_size  # on disk; the hash is of what was read
+    assert rec["hashed"] == "head+tail"  # 90 KB decompressed: more than a log read whole
 
 
 def test_a_large_gz_log_keeps_exact_line_numbers_and_samples_its_middle(tmp_path):
@@ -160,7 +165,7 @@ def _bomb(path, unit: bytes, members: int):
             f.write(one)
 
 
-@pytest.mark.parametrize("unit", [b"\0" * (16 << 20), b"step 1 loss=2.0\n" * (1 << 20)])
+@pytest.mark.parametrize("unit", [b"\0" * (16 << 20), b"step 1 loss=2.0\n" * (1 << 20)], ids=["zeros", "text"])
 def test_a_gzip_bomb_is_bounded_by_bytes(tmp_path, monkeypatch, unit):
     _bomb(tmp_path / "train.log.gz", unit, (1 << 30) // len(unit))  # 1 GB decompressed, ~1 MB on disk
     produced = []
@@ -207,6 +212,11 @@ def test_a_run_with_only_a_binary_file_has_nothing_to_diagnose(cli, tmp_path):
     p, _rep = _diagnose(cli, tmp_path)
     assert p.returncode == 2 and "nothing to diagnose" in p.stderr and "binary: blob.dat" in p.stderr
     assert len(p.stderr.strip().splitlines()) == 1
+    p, _rep = _diagnose(cli, tmp_path / "blob.dat")  # the same file named by the user
+    assert p.returncode == 2 and "binary: blob.dat" in p.stderr
+    (tmp_path / "all_results.json").write_text('{"train_loss": 0.41}\n')
+    p, rep = _diagnose(cli, tmp_path / "all_results.json")  # text named by the user is read, and not called skipped
+    assert p.returncode == 0 and not any("all_results.json" in n for n in rep["notes"])
 
 
 def test_structured_text_is_read_when_nothing_else_holds_text(cli, tmp_path):
@@ -285,3 +295,53 @@ def test_discovery_finds_a_run_whose_only_log_is_rotated_compressed_or_a_job_out
     (run / name).write_text(OOM)
     found = locate(None, str(tmp_path))  # what the CLI with no path, and the prompt-router hook, would diagnose
     assert found.root == str(run.resolve())
+
+
+def test_documentation_is_a_log_only_when_it_shows_a_run(tmp_path):
+    (tmp_path / "README.md").write_text("# Training\n\nIf you see `CUDA out of memory`, lower the batch size.\n")
+    card = ("---\nlibrary_name: transformers\n---\n\n## Training results\n\n"  # an HF model card's results table
+            "| Training Loss | Epoch | Step | Validation Loss |\n|:---:|:---:|:---:|:---:|\n| 2.31 | 1.0 | 500 | 2.20 |\n")
+    (tmp_path / "model_card.md").write_text(card)
+    (tmp_path / "job_6200494.md").write_text("x" * 9000 + "\n" + SCHEDULER_TEXT["lsf"])  # the report at the end
+    bundle = collect(locate(str(tmp_path)))
+    assert sorted(log.path for log in bundle.logs) == ["job_6200494.md", "model_card.md"]
+    assert any("documentation that shows no run" in n and "README.md" in n for n in bundle.notes)
+
+
+def test_a_bzip2_bomb_gets_a_smaller_share_for_the_same_time(tmp_path, monkeypatch):
+    one = bz2.compress(b"step 1 loss=2.0\n" * (1 << 18), 9)  # 4 MB per stream, concatenated: 128 MB in all
+    (tmp_path / "train.log.bz2").write_bytes(one * 32)
+    bundle = collect(locate(str(tmp_path)))
+    assert bundle.logs and bundle.logs[0].size <= inflate.INFLATE_LIMIT // 4
+    assert any("decompression limit" in n for n in bundle.notes)
+
+
+@pytest.mark.skipif(inflate.available("zstd"), reason="zstandard is installed here")
+def test_a_zstd_log_without_zstandard_says_what_to_install(tmp_path):
+    (tmp_path / "train.log.zst").write_bytes(b"\x28\xb5\x2f\xfd" + os.urandom(64))
+    (tmp_path / "train.log").write_text(OOM)
+    bundle = collect(locate(str(tmp_path)))
+    assert any("train.log.zst: zstd-compressed; install the `zstandard` package" in n for n in bundle.notes)
+
+
+def test_secrets_in_a_compressed_log_are_redacted_in_the_read(cli, tmp_path):
+    secret = "hf_" + "aB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF"
+    (tmp_path / "train.log.gz").write_bytes(gzip.compress(f"export HF_TOKEN={secret}\n{OOM}".encode()))
+    bundle = collect(locate(str(tmp_path)))  # redacted inside the read primitive: no line in memory holds it
+    assert bundle.logs[0].path == "train.log.gz" and "OutOfMemoryError" in bundle.logs[0].lines[-1].text
+    assert not any(secret in ln.text for ln in bundle.all_lines())
+    p, rep = _diagnose(cli, tmp_path)
+    assert rep["classification"] == "OOM" and secret not in p.stdout + p.stderr
+
+
+def test_vocabularies_and_hidden_files_are_not_logs(tmp_path):
+    ckpt = tmp_path / "checkpoint-500"
+    ckpt.mkdir()
+    (ckpt / "vocab.txt").write_text("".join(f"tok{i}\n" for i in range(3000)))
+    (tmp_path / "class_names").write_text("".join(f"n0{i:07d}\n" for i in range(1000)))  # a word list, any name
+    (tmp_path / ".DS_Store").write_bytes(os.urandom(512))
+    (tmp_path / "train.log").write_text(_progress(20) + OOM)
+    bundle = collect(locate(str(tmp_path)))
+    assert [log.path for log in bundle.logs] == ["train.log"]
+    assert not any(".DS_Store" in n for n in bundle.notes)
+    assert any("vocabularies, word or file lists: class_names, checkpoint-500/vocab.txt" in n for n in bundle.notes)

@@ -148,7 +148,9 @@ def collect(run: Run) -> Bundle:
         mods = [m for m in readers() if m.claims(rel, os.path.basename(rel))]
         if not mods:  # named by the user: read it as the content says, as a log when it says nothing else
             got = classify(bundle.root, [entry], _modules(), skipped)
-            mods = [got[0][1]] if got else [_modules()[READER_OF["log"]]] if not skipped.by.get("binary") else []
+            mods = [got[0][1]] if got else []
+            if not got and not any(skipped.by.get(r) for r in ("binary", "special", "unreadable")):
+                mods, skipped = [_modules()[READER_OF["log"]]], Skipped()  # text of another kind, named: read it
         _read(ctx, entry, mods[:1])
         _finish(bundle, skipped)
         return bundle
@@ -172,10 +174,12 @@ def collect(run: Run) -> Bundle:
         _read(ctx, entry, [mod])
     if not bundle.files and skipped.structured:  # nothing else holds text: what does is read as a log
         last = sorted(skipped.structured, key=lambda e: (-e.mtime, e.rel))[:LAST_RESORT]
-        bundle.note(f"no log or metrics file in the run: {len(last)} structured text file(s) read as logs "
+        bundle.note(f"no log or metrics file in the run: {len(last)} other text file(s) read as logs "
                     f"({', '.join(e.rel for e in last[:4])}{' …' if len(last) > 4 else ''})")
         for entry in last:
-            skipped.by["structured"].remove(entry.rel)
+            for rels in skipped.by.values():
+                if entry.rel in rels:
+                    rels.remove(entry.rel)
             _read(ctx, entry, [_modules()[READER_OF["log"]]])
     if ctx.reduced:
         bundle.note("the collection's byte budget for logs is spent: "

@@ -10,17 +10,25 @@ from trainwreck.model import ConfigEntry, Line, LogText, Point, Source
 
 @record
 class FileRecord:
-    def __init__(self, path: str, size: int, mtime: float, sha256: str, hashed: str, kind: str) -> None:
+    def __init__(self, path: str, size: int, mtime: float, sha256: str, hashed: str, kind: str,
+                 compression: Optional[str] = None, scheduler: Optional[str] = None) -> None:
         self.path = path
-        self.size = size
+        self.size = size  # on disk
         self.mtime = mtime
-        self.sha256 = sha256
+        self.sha256 = sha256  # of the bytes read (decompressed, for a compressed file)
         self.hashed = hashed  # "whole" or "head+tail" (large files: only the bytes that were read)
         self.kind = kind
+        self.compression = compression  # "gzip", "bz2", "xz", "zstd" when read through its decompressed stream
+        self.scheduler = scheduler  # "slurm", "lsf", "pbs", "sge", "kubernetes": a scheduler's output, by content
 
     def to_json(self) -> Dict[str, Any]:
-        return {"path": self.path, "size": self.size, "mtime": self.mtime, "sha256": self.sha256,
-                "hashed": self.hashed, "kind": self.kind}
+        out = {"path": self.path, "size": self.size, "mtime": self.mtime, "sha256": self.sha256,
+               "hashed": self.hashed, "kind": self.kind}
+        if self.compression:
+            out["compression"] = self.compression
+        if self.scheduler:
+            out["scheduler"] = self.scheduler
+        return out
 
 
 @record

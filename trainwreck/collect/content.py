@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Dict, List, Optional, Tuple
 
 from trainwreck.collect.inflate import sniff_head
-from trainwreck.collect.safeio import Entry, Skip, looks_binary
-from trainwreck.collect.sniff import SNIFF_BYTES, suffix_kind, text_kind
+from trainwreck.collect.safeio import BoundedFile, Entry, Skip, looks_binary
+from trainwreck.collect.sniff import SNIFF_BYTES, doc_shows_a_run, suffix_kind, text_kind
 
 SNIFF_FILES = 1024
 SHOWN = 4  # files named per reason in the note
@@ -19,8 +19,13 @@ SHOWN = 4  # files named per reason in the note
 READER_OF = {"log": "logs", "jsonl": "jsonl", "csv": "csvmetrics"}
 REASONS = (("binary", "binary"), ("unreadable", "could not be opened"),
            ("structured", "structured data no reader reads (JSON/YAML/TOML/XML)"), ("source", "source code"),
+           ("doc", "documentation that shows no run (no traceback, metrics or scheduler report)"),
+           ("data", "vocabularies, word or file lists"),
            ("special", "not regular files (FIFO, socket or device)"), ("media", "images, arrays or archives"),
            ("empty", "empty"), ("unexamined", "not examined (more than %d files of unknown kind)" % SNIFF_FILES))
+# text skipped while the run has other evidence, read as logs when nothing else in it holds text (source code is
+# never a run's evidence: a folder of scripts has nothing to diagnose)
+LAST_RESORT_REASONS = ("structured", "doc", "data")
 ARCHIVES = (".tar.gz", ".tar.bz2", ".tar.xz", ".tar.zst")
 
 
@@ -29,7 +34,7 @@ class Skipped:
 
     def __init__(self):
         self.by: Dict[str, List[str]] = {}
-        self.structured: List[Entry] = []  # text that no reader claims: read as logs when nothing else holds text
+        self.structured: List[Entry] = []  # text of LAST_RESORT_REASONS: read as logs when nothing else holds text
 
     def add(self, reason: str, rel: str) -> None:
         self.by.setdefault(reason, []).append(rel)
@@ -58,9 +63,25 @@ def _kind_of(root: str, entry: Entry, name: str) -> Tuple[str, Optional[str]]:
     if looks_binary(head):
         return "", "binary"
     kind = text_kind(name, head)
-    if kind in ("structured", "source"):
+    if kind == "doc":  # a scheduler's report sits at the end of a job's output: look there too
+        return ("log", None) if doc_shows_a_run(_text(head) + "\n" + _text(_tail(root, entry))) else ("doc", "doc")
+    if kind in ("structured", "source", "data"):
         return kind, kind
     return kind, None
+
+
+def _text(b: bytes) -> str:
+    return b.decode("utf-8", "replace")
+
+
+def _tail(root: str, entry: Entry) -> bytes:
+    if entry.size <= SNIFF_BYTES:
+        return b""
+    try:
+        with BoundedFile(root, entry.abspath) as f:
+            return f.peek(max(SNIFF_BYTES, f.size - SNIFF_BYTES), SNIFF_BYTES)
+    except Skip:
+        return b""
 
 
 def classify(root: str, entries: List[Entry], modules: Dict[str, object],
@@ -70,6 +91,8 @@ def classify(root: str, entries: List[Entry], modules: Dict[str, object],
     opened = 0
     for entry in sorted(entries, key=lambda e: (e.rel.count("/"), -e.mtime, e.rel)):
         name = entry.rel.rsplit("/", 1)[-1]
+        if name.startswith("."):  # .gitignore, .DS_Store: a tool's or an editor's, not the run's
+            continue
         by_name = suffix_kind(name)
         if name.startswith("events.out.tfevents"):
             skipped.add("binary", entry.rel)  # TensorBoard's record format: no reader for it here
@@ -90,7 +113,7 @@ def classify(root: str, entries: List[Entry], modules: Dict[str, object],
         kind, reason = _kind_of(root, entry, name)
         if reason:
             skipped.add(reason, entry.rel)
-            if reason == "structured":
+            if reason in LAST_RESORT_REASONS:
                 skipped.structured.append(entry)
             continue
         mod = modules.get(READER_OF.get(kind, ""))

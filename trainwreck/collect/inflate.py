@@ -5,8 +5,8 @@ are the decompressed stream: every reader and every bound sees the decompressed 
 returns is cleaned and redacted by the same code, and the lock-file hash covers the decompressed bytes that were
 read. The stream is decompressed once, front to back, in CHUNK pieces (each decompressor call is asked for at most
 CHUNK bytes of output, so a single compressed block that expands to gigabytes never lands in memory at once), and
-at most INFLATE_LIMIT decompressed bytes per file (and the collection's `Budget.inflate`) are ever produced: a
-decompression bomb costs what a 64 MB log costs, then stops with a note.
+at most INFLATE_LIMIT decompressed bytes per file (and the collection's `Budget.inflate`; bzip2, slower, gets a
+quarter of that) are ever produced: a decompression bomb costs what a 64 MB log costs, then stops with a note.
 
 What is kept of the stream is bounded too: all of it up to KEEP_WHOLE; beyond, its first HEAD_KEEP bytes, its last
 TAIL_KEEP bytes, and up to 2 * MAX_WINDOWS windows sampled at an even stride across the middle (the stride doubles
@@ -28,6 +28,9 @@ MAGIC = ((b"\x1f\x8b", "gzip"), (b"\xfd7zXZ\x00", "xz"), (b"\x28\xb5\x2f\xfd", "
 SUFFIXES = {"gzip": ".gz", "bz2": ".bz2", "xz": ".xz", "zstd": ".zst"}
 INFLATE_LIMIT = 64 << 20  # decompressed bytes produced from one file, at most (and safeio.INFLATE_BYTES per collection)
 MIN_INFLATE = 1 << 20
+# what one decompressed byte costs against those limits: bzip2 decompresses ~4x slower than gzip, xz or zstd, so it
+# gets a quarter of the bytes for the same time
+COST = {"gzip": 1, "xz": 1, "zstd": 1, "bz2": 4}
 COMPRESSED_LIMIT = 256 << 20  # compressed bytes read from one file, at most
 CHUNK = 64 << 10
 KEEP_WHOLE = 4 << 20  # a stream up to this size is kept whole (every offset readable)
@@ -120,7 +123,8 @@ class InflatedFile(BoundedFile):
             raise
 
     def _inflate(self) -> None:
-        limit = INFLATE_LIMIT if self.budget.inflate >= INFLATE_LIMIT else max(MIN_INFLATE, self.budget.inflate)
+        cost = COST[self.method]
+        limit = (INFLATE_LIMIT if self.budget.inflate >= INFLATE_LIMIT else max(MIN_INFLATE, self.budget.inflate)) // cost
         stream = open_stream(self.method, _FdRaw(self.fd, self.disk_size))
         whole: Optional[List[bytes]] = []
         head: List[Tuple[int, bytes, int]] = []
@@ -156,7 +160,7 @@ class InflatedFile(BoundedFile):
         except _errors() as exc:
             self.damaged = f"{type(exc).__name__}: {str(exc)[:80]}"
         finally:
-            self.budget.inflate -= total
+            self.budget.inflate -= total * cost
             try:
                 stream.close()
             except _errors():
@@ -208,7 +212,7 @@ class InflatedFile(BoundedFile):
 
     def record(self, kind: str) -> FileRecord:
         rec = super().record(kind)
-        rec.size = self.disk_size
+        rec.size, rec.compression = self.disk_size, self.method
         if self.truncated or self.damaged:
             rec.hashed = "head+tail"
         return rec

@@ -6,8 +6,10 @@ regular file is sniffed: its first SNIFF_BYTES (decompressed, for a compressed f
 - compressed content is read as a log, through the same bounded primitive, on its decompressed stream;
 - text that is JSON lines is a metrics file, CSV with a metric column a metrics table, a JSON/YAML/TOML/XML document
   structured data (no reader: not a log), source code (by its suffix) not evidence;
-- all other text, whatever its name (train_log.txt, nohup.out, *.md scheduler outputs, rotated train.log.1, a file
-  with no extension), is a log.
+- documentation (*.md, *.rst) is a log when its content shows a run (a scheduler's report, a traceback, metric
+  lines, a model card's training-results table), else it is skipped;
+- all other text, whatever its name (train_log.txt, nohup.out, rotated train.log.1, a file with no extension), is a
+  log.
 Scheduler outputs (Slurm, LSF, PBS, SGE, a Kubernetes pod description or event list) are recognised by their own
 words (`scheduler_of`), wherever they sit in the file.
 """
@@ -27,9 +29,16 @@ MEDIA_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".bmp", ".tif", ".tiff", ".we
 SOURCE_SUFFIXES = (".py", ".pyi", ".ipynb", ".c", ".cc", ".cpp", ".h", ".hpp", ".cu", ".cuh", ".js", ".ts", ".java",
                    ".go", ".rs", ".jl", ".r", ".lua", ".sh", ".bash", ".zsh", ".ps1", ".bat", ".cmake", ".mk",
                    ".sbatch", ".slurm", ".pbs", ".lsf", ".html", ".htm", ".css")
+# documentation: a log only when its content shows a run (a scheduler's report, a traceback, metric lines, a
+# training-results table of a model card), never for prose that mentions errors ("if you see CUDA out of memory…")
+DOC_SUFFIXES = (".md", ".markdown", ".rst")
 STRUCTURED_SUFFIXES = (".json", ".yaml", ".yml", ".toml", ".ini", ".cfg", ".conf", ".xml", ".proto", ".lock",
                        ".tsv", ".csv")
 SOURCE_NAMES = {"Makefile", "Dockerfile", "LICENSE", "CMakeLists.txt", "setup.cfg", "pyproject.toml"}
+# a model's or dataset's own text: tokenizer vocabularies and merges, label lists (every HF checkpoint-*/ has some)
+DATA_NAMES = {"vocab.txt", "merges.txt", "vocab.json", "labels.txt", "classes.txt", "dict.txt", "spiece.model",
+              "tokenizer.model", "sentencepiece.bpe.model", "added_tokens.json"}
+WORD_LIST_LINES = 64  # ... and any text whose first lines (at least this many) are single words
 
 _METRIC_HEADER = lazy_re(r"(?i)(^|[,\t/ _])(loss|acc|accuracy|lr|learning_rate|grad_norm|epoch|step|perplexity|"
                          r"ppl|reward|map|f1|bleu|val|train)")
@@ -47,8 +56,27 @@ _SCHEDULERS = (
 )
 
 
+_RUN_SHOWN = lazy_re(r"(?im)Traceback \(most recent call last\)|^\|.*\b(?:loss|epoch|step)\b.*\|\s*$")
+DOC_METRIC_LINES = 3
+
+
+def doc_shows_a_run(text: str) -> bool:
+    """A documentation file (README.md, a job's .md capture) that holds a run's own output."""
+    if scheduler_of(text) or _RUN_SHOWN.search(text):
+        return True
+    from trainwreck.collect.textmetrics import extract
+    found = 0
+    for line in text.splitlines()[:400]:
+        if extract(line[-2000:]):
+            found += 1
+            if found >= DOC_METRIC_LINES:
+                return True
+    return False
+
+
 def suffix_kind(name: str) -> Optional[str]:
-    """'media', 'source' or 'structured' when the name alone settles it, else None (sniff the content)."""
+    """'media', 'source', 'structured' or 'doc' when the suffix says what to expect, else None (sniff the
+    content)."""
     low = name.lower()
     if low.endswith(MEDIA_SUFFIXES):
         return "media"
@@ -56,26 +84,33 @@ def suffix_kind(name: str) -> Optional[str]:
         return "source"
     if low.endswith(STRUCTURED_SUFFIXES):
         return "structured"
+    if low.endswith(DOC_SUFFIXES):
+        return "doc"
     return None
 
 
 def text_kind(name: str, head: bytes) -> str:
-    """What a text file is, from its name's suffix and its first bytes: 'jsonl', 'csv', 'structured', 'source' or
-    'log'. `head` is the file's first bytes (decompressed); the last line of it may be cut."""
+    """What a text file is, from its name's suffix and its first bytes: 'jsonl', 'csv', 'structured', 'source',
+    'data' (vocabularies, word and file lists), 'doc' (documentation: a log only if `doc_shows_a_run`) or 'log'. `head` is the file's first bytes
+    (decompressed); the last line of it may be cut."""
     by_name = suffix_kind(name)
     if by_name == "source":
         return "source"
+    if name in DATA_NAMES:
+        return "data"
     lines = [ln.strip() for ln in head.split(b"\n")[:-1] or head.split(b"\n")]
     lines = [ln for ln in lines if ln]
     if not lines:
         return "structured" if by_name else "log"
+    if len(lines) >= WORD_LIST_LINES and sum(1 for ln in lines if len(ln.split()) <= 1) >= 0.95 * len(lines):
+        return "data"  # a word, token or file list, not a program's output
     objects = sum(1 for ln in lines if ln.startswith(b"{") and ln.endswith(b"}"))
     if len(lines) >= 2 and objects >= 0.8 * len(lines):
         return "jsonl"
     if _is_csv(lines):
         return "csv"
-    if by_name == "structured":
-        return "structured"
+    if by_name in ("structured", "doc"):
+        return by_name
     first = lines[0][:1]
     if first in (b"{", b"[") and objects < 2 and len(lines) > 1 and lines[-1][:1] in (b"}", b"]", b'"', b" "):
         return "structured"  # a JSON document without a telling name

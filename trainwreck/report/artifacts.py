@@ -74,7 +74,8 @@ def write_snapshot(bundle: Bundle, out: str, report: Dict[str, Any]) -> List[str
         + "\n")
     lock = {"run": d.get("run"), "tool": d.get("tool"), "files": d.get("evidence_files", []),
             "note": "sha256 of each evidence file as read ('whole', or 'head+tail' for large files: only the bytes "
-                    "that were read); re-run and compare to tell whether the evidence changed"}
+                    "that were read; of the decompressed bytes for a compressed file); re-run and compare to tell "
+                    "whether the evidence changed"}
     put("artifacts/failure.lock.json", json.dumps(lock, indent=2) + "\n")
     try:
         from trainwreck.report.plot import plot

@@ -148,3 +148,4 @@ def read(bundle, entry, ctx) -> None:
         found = _add_points(bundle, log.path, parts)
         _find_onset_in_the_middle(bundle, f, log, parts, found)
         ctx.record(f, "log")
+        bundle.files[-1].scheduler = log.scheduler
