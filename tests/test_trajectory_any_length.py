@@ -224,6 +224,22 @@ def test_loss_at_ln_k_with_accuracy_at_1_over_k_infers_k_from_the_data(tmp_path,
     assert f"ln({k})" in rep["primary_cause"]["summary"]
 
 
+@pytest.mark.parametrize("n", [30, 1000])
+def test_a_loss_flat_from_the_start_at_ln_k_of_a_small_k_infers_k(tmp_path, n):
+    rnd = random.Random(12)
+    jsonl(tmp_path, [{"step": 10 * i, "loss": round(math.log(3) + rnd.gauss(0, 0.002), 4)} for i in range(n)])
+    _r, rep = run(tmp_path)
+    assert rep["classification"] == "stall"
+    assert "ln(3)" in rep["primary_cause"]["summary"]
+
+
+def test_a_loss_flat_from_the_start_off_any_ln_k_is_not_called_chance(tmp_path):
+    rnd = random.Random(13)
+    jsonl(tmp_path, [{"step": 10 * i, "loss": round(1.36 + rnd.gauss(0, 0.002), 4)} for i in range(300)])
+    r, _rep = run(tmp_path)
+    assert not [f for f in r.findings if f.kind == "chance"]
+
+
 @pytest.mark.parametrize("n", [3, 10])
 def test_loss_exactly_zero_with_the_metric_at_its_floor_is_stall(tmp_path, n):
     jsonl(tmp_path, [{"step": 50 * (i + 1), "loss": 0.0, "accuracy": 0.0} for i in range(n)])
@@ -249,8 +265,15 @@ def test_grad_norm_exactly_zero_is_stall(tmp_path, n):
     assert any("grad_norm is exactly 0" in c["summary"] for c in [rep["primary_cause"]] + rep["causes"])
 
 
+def test_a_zero_grad_norm_while_the_loss_falls_is_a_logging_artefact(tmp_path):
+    jsonl(tmp_path, [{"loss": lo, "grad_norm": 0.0, "step": 10 * (i + 1)} for i, lo in enumerate(falling(50))])
+    assert run(tmp_path)[1]["classification"] == "unclear"
+
+
 @pytest.mark.parametrize("n", [3, 10])
 def test_zero_reward_spread_is_stall(tmp_path, n):
+    # key names as GRPO trainers log them (TRL's GRPOTrainer metrics; ms-swift's logging.jsonl in
+    # modelscope/ms-swift#5890: "reward", "reward_std", "frac_reward_zero_std", "kl")
     (tmp_path / "train.log").write_text("".join(
         f"{{'loss': 0.0, 'grad_norm': 0.0{i}, 'learning_rate': 1e-06, 'reward': 0.0, 'reward_std': 0.0, "
         f"'frac_reward_zero_std': 1.0, 'kl': 0.0{i}, 'epoch': 0.0{i + 1}}}\n" for i in range(1, n + 1)))

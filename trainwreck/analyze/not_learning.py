@@ -167,7 +167,11 @@ def detect(bundle: Bundle) -> List[Finding]:
     if len(g) >= 2 and g[-1].value == 0.0:
         i = _stuck_tail(g, lambda a, b: a == b)
         run = g[i:]
-        if _enough(len(run), len(g)):
+        # while the loss clearly falls, the parameters do move: a zero norm is then a logging artefact (DeepSpeed
+        # stages that do not report it), not a frozen model
+        lp = _finite(bundle.best_series("loss"))
+        falls = len(lp) >= 2 and lp[0].value > 0 and lp[-1].value < 0.8 * lp[0].value
+        if _enough(len(run), len(g)) and not falls:
             out.append(_finding("metric.gradnorm-zero", f"grad_norm is exactly 0 at every one of {len(run)} points "
                                 f"from {_at(run[0])} to {_at(run[-1])}", len(run), 0.75,
                                 [run[0].source, run[-1].source], run[0],
