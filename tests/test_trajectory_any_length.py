@@ -431,3 +431,12 @@ def test_an_excerpt_ending_at_an_astronomical_loss_is_divergence(tmp_path):
     _r, rep = run(tmp_path)
     assert rep["classification"] == "divergence"
     assert "orders of magnitude" in rep["primary_cause"]["summary"]
+
+
+def test_step_less_evidence_is_not_shown_at_step_none(tmp_path, cli):
+    # epoch-level rows carry no step: the terminal view must not print "at step None" for them
+    jsonl(tmp_path, [{"epoch": e, "loss": round(math.log(7) + 0.001 * (e % 2), 4), "accuracy": 0.1429}
+                     for e in range(6)])
+    p = cli("diagnose", str(tmp_path), "--no-probe")
+    assert "Not learning" in p.stdout
+    assert "step None" not in p.stdout

@@ -185,8 +185,9 @@ def detect(bundle: Bundle) -> List[Finding]:
         claim = (f"{name} stays at its {where} {fmt(pts[-1].value)} at every one of {len(pts)} evaluations "
                  f"({_at(pts[0])} to {_at(pts[-1])})" + (f", as do {', '.join(others[:4])}" if others else "")
                  + f", while the loss barely moves ({moving})")
-        out.append(_finding("metric.task-metric-pinned", claim, len(pts) + len(others), 0.65,
-                            [pts[0].source, pts[-1].source], pts[0],
+        f = _finding("metric.task-metric-pinned", claim, len(pts), 0.65, [pts[0].source, pts[-1].source], pts[0],
                             "The task metric never leaves its floor (or sits at a trivial ceiling) while the loss "
-                            "creeps: the model is not learning the task (labels, class count or loss wiring)."))
+                     "creeps: the model is not learning the task (labels, class count or loss wiring).")
+        f.confidence = round(f.confidence + min(0.1, 0.05 * len(others)), 2)  # several metrics pinned together
+        out.append(f)
     return out
