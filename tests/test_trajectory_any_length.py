@@ -440,3 +440,18 @@ def test_step_less_evidence_is_not_shown_at_step_none(tmp_path, cli):
     p = cli("diagnose", str(tmp_path), "--no-probe")
     assert "Not learning" in p.stdout
     assert "step None" not in p.stdout
+
+
+def test_a_model_card_training_results_table_is_read():
+    # transformers' modelcard.make_markdown_table: `| name | … |`, a `|:---:|` rule, "No log" before the first log
+    from trainwreck.collect.texttables import rows
+    from trainwreck.model import Line
+    text = ("### Training results\n\n"
+            "| Training Loss | Epoch | Step | Validation Loss | Accuracy |\n"
+            "|:-------------:|:-----:|:----:|:---------------:|:--------:|\n"
+            "| No log        | 1.0   | 50   | 2.2981          | 0.1012   |\n"
+            "| 2.3051        | 2.0   | 100  | 2.3012          | 0.0998   |\n")
+    got = [(step, values) for _ln, step, values in rows([Line("README.md", i + 1, t)
+                                                          for i, t in enumerate(text.splitlines())])]
+    assert got == [(50, {"epoch": 1.0, "eval_loss": 2.2981, "accuracy": 0.1012}),
+                   (100, {"loss": 2.3051, "epoch": 2.0, "eval_loss": 2.3012, "accuracy": 0.0998})]
