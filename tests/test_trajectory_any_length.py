@@ -455,3 +455,20 @@ def test_a_model_card_training_results_table_is_read():
                                                           for i, t in enumerate(text.splitlines())])]
     assert got == [(50, {"epoch": 1.0, "eval_loss": 2.2981, "accuracy": 0.1012}),
                    (100, {"loss": 2.3051, "epoch": 2.0, "eval_loss": 2.3012, "accuracy": 0.0998})]
+
+
+def test_accuracy_at_its_ceiling_late_in_a_converged_run_is_not_pinned(tmp_path):
+    # the end of a run that fit its training set: 100 % accuracy, a tiny loss that barely moves
+    jsonl(tmp_path, [{"step": s, "loss": 0.0012 - s * 1e-9, "accuracy": 1.0} for s in range(20000, 20300, 100)])
+    assert run(tmp_path)[1]["classification"] == "unclear"
+
+
+def test_accuracy_at_its_ceiling_with_a_zero_loss_from_the_start_is_stall(tmp_path):
+    # mmcv's TextLoggerHook line shape as mmsegmentation prints it (`Iter [i/n]\tlr: …, decode.loss_ce: …,
+    # decode.acc_seg: …, loss: …`); the numbers are this test's own
+    (tmp_path / "train.log").write_text("".join(
+        f"2024-02-11 08:1{i}:02,114 - mmseg - INFO - Iter [{20 * (i + 1)}/40000]\tlr: 1.000e-02, eta: 6:02:11, "
+        f"time: 0.402, data_time: 0.011, memory: 7311, decode.loss_ce: 0.0000, decode.acc_seg: 100.0000, "
+        f"loss: 0.0000\n" for i in range(5)))
+    _r, rep = run(tmp_path)
+    assert rep["classification"] == "stall"

@@ -61,9 +61,10 @@ def _nan_story(bundle: Bundle) -> bool:
                for p in s.points if isinstance(p.value, float))
 
 
-def _pinned(bundle: Bundle) -> List[tuple]:
+def _pinned(bundle: Bundle, epochs) -> List[tuple]:
     """(name, points, start, 'floor' | 'ceiling') for each task metric that sits exactly at 0 or at its
-    maximum (1 or 100) over its whole logged stretch of ≥ 2 points."""
+    maximum (1 or 100) over its whole logged stretch of ≥ 2 points. A ceiling counts only from the first steps
+    of training: the end of a converged run sits at 100 % training accuracy too."""
     out = []
     for name in sorted(bundle.series):
         if name != "accuracy" and role(name) != "task":
@@ -74,7 +75,8 @@ def _pinned(bundle: Bundle) -> List[tuple]:
         v = pts[-1].value
         if v == 0.0 or v in (1.0, 100.0):
             i = _stuck_tail(pts, lambda a, b: a == b)
-            if i == 0:
+            early = not late(pts[0], epochs, step=1000, epoch=1.0) and (pts[0].step is not None or bool(epochs))
+            if i == 0 and (v == 0.0 or early):
                 out.append((name, pts, i, "floor" if v == 0.0 else "ceiling"))
     return out
 
@@ -107,7 +109,7 @@ def detect(bundle: Bundle) -> List[Finding]:
         return []
     out: List[Finding] = []
     epochs = epochs_by_line(bundle)
-    pinned = _pinned(bundle)
+    pinned = _pinned(bundle, epochs)
     # zero reward spread: every sampled completion of a prompt gets the same reward
     for name in ("reward_std", "frac_reward_zero_std"):
         r = _finite(bundle.best_series(name))
