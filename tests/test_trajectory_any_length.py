@@ -472,3 +472,11 @@ def test_accuracy_at_its_ceiling_with_a_zero_loss_from_the_start_is_stall(tmp_pa
         f"loss: 0.0000\n" for i in range(5)))
     _r, rep = run(tmp_path)
     assert rep["classification"] == "stall"
+
+
+def test_a_small_loss_term_growing_a_thousandfold_is_not_implausible(tmp_path):
+    # a value loss that starts near 0 and grows with the returns: large ratio, ordinary magnitude
+    jsonl(tmp_path, [{"step": 100 * i, "vf_loss": v} for i, v in enumerate([0.002, 0.3, 1.1, 2.4, 3.0, 2.9, 3.2, 3.1,
+                                                                            2.8, 3.0, 3.3])])
+    r, _rep = run(tmp_path)
+    assert not [f for f in r.findings if f.id == "metric.loss-implausible"]
