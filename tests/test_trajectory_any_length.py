@@ -224,6 +224,22 @@ def test_loss_at_ln_k_with_accuracy_at_1_over_k_infers_k_from_the_data(tmp_path,
     assert f"ln({k})" in rep["primary_cause"]["summary"]
 
 
+@pytest.mark.parametrize("n", [30, 1000])
+def test_a_loss_flat_from_the_start_at_ln_k_of_a_small_k_infers_k(tmp_path, n):
+    rnd = random.Random(12)
+    jsonl(tmp_path, [{"step": 10 * i, "loss": round(math.log(3) + rnd.gauss(0, 0.002), 4)} for i in range(n)])
+    _r, rep = run(tmp_path)
+    assert rep["classification"] == "stall"
+    assert "ln(3)" in rep["primary_cause"]["summary"]
+
+
+def test_a_loss_flat_from_the_start_off_any_ln_k_is_not_called_chance(tmp_path):
+    rnd = random.Random(13)
+    jsonl(tmp_path, [{"step": 10 * i, "loss": round(1.36 + rnd.gauss(0, 0.002), 4)} for i in range(300)])
+    r, _rep = run(tmp_path)
+    assert not [f for f in r.findings if f.kind == "chance"]
+
+
 @pytest.mark.parametrize("n", [3, 10])
 def test_loss_exactly_zero_with_the_metric_at_its_floor_is_stall(tmp_path, n):
     jsonl(tmp_path, [{"step": 50 * (i + 1), "loss": 0.0, "accuracy": 0.0} for i in range(n)])
@@ -249,8 +265,15 @@ def test_grad_norm_exactly_zero_is_stall(tmp_path, n):
     assert any("grad_norm is exactly 0" in c["summary"] for c in [rep["primary_cause"]] + rep["causes"])
 
 
+def test_a_zero_grad_norm_while_the_loss_falls_is_a_logging_artefact(tmp_path):
+    jsonl(tmp_path, [{"loss": lo, "grad_norm": 0.0, "step": 10 * (i + 1)} for i, lo in enumerate(falling(50))])
+    assert run(tmp_path)[1]["classification"] == "unclear"
+
+
 @pytest.mark.parametrize("n", [3, 10])
 def test_zero_reward_spread_is_stall(tmp_path, n):
+    # key names as GRPO trainers log them (TRL's GRPOTrainer metrics; ms-swift's logging.jsonl in
+    # modelscope/ms-swift#5890: "reward", "reward_std", "frac_reward_zero_std", "kl")
     (tmp_path / "train.log").write_text("".join(
         f"{{'loss': 0.0, 'grad_norm': 0.0{i}, 'learning_rate': 1e-06, 'reward': 0.0, 'reward_std': 0.0, "
         f"'frac_reward_zero_std': 1.0, 'kl': 0.0{i}, 'epoch': 0.0{i + 1}}}\n" for i in range(1, n + 1)))
@@ -408,3 +431,52 @@ def test_an_excerpt_ending_at_an_astronomical_loss_is_divergence(tmp_path):
     _r, rep = run(tmp_path)
     assert rep["classification"] == "divergence"
     assert "orders of magnitude" in rep["primary_cause"]["summary"]
+
+
+def test_step_less_evidence_is_not_shown_at_step_none(tmp_path, cli):
+    # epoch-level rows carry no step: the terminal view must not print "at step None" for them
+    jsonl(tmp_path, [{"epoch": e, "loss": round(math.log(7) + 0.001 * (e % 2), 4), "accuracy": 0.1429}
+                     for e in range(6)])
+    p = cli("diagnose", str(tmp_path), "--no-probe")
+    assert "Not learning" in p.stdout
+    assert "step None" not in p.stdout
+
+
+def test_a_model_card_training_results_table_is_read():
+    # transformers' modelcard.make_markdown_table: `| name | … |`, a `|:---:|` rule, "No log" before the first log
+    from trainwreck.collect.texttables import rows
+    from trainwreck.model import Line
+    text = ("### Training results\n\n"
+            "| Training Loss | Epoch | Step | Validation Loss | Accuracy |\n"
+            "|:-------------:|:-----:|:----:|:---------------:|:--------:|\n"
+            "| No log        | 1.0   | 50   | 2.2981          | 0.1012   |\n"
+            "| 2.3051        | 2.0   | 100  | 2.3012          | 0.0998   |\n")
+    got = [(step, values) for _ln, step, values in rows([Line("README.md", i + 1, t)
+                                                          for i, t in enumerate(text.splitlines())])]
+    assert got == [(50, {"epoch": 1.0, "eval_loss": 2.2981, "accuracy": 0.1012}),
+                   (100, {"loss": 2.3051, "epoch": 2.0, "eval_loss": 2.3012, "accuracy": 0.0998})]
+
+
+def test_accuracy_at_its_ceiling_late_in_a_converged_run_is_not_pinned(tmp_path):
+    # the end of a run that fit its training set: 100 % accuracy, a tiny loss that barely moves
+    jsonl(tmp_path, [{"step": s, "loss": 0.0012 - s * 1e-9, "accuracy": 1.0} for s in range(20000, 20300, 100)])
+    assert run(tmp_path)[1]["classification"] == "unclear"
+
+
+def test_accuracy_at_its_ceiling_with_a_zero_loss_from_the_start_is_stall(tmp_path):
+    # mmcv's TextLoggerHook line shape as mmsegmentation prints it (`Iter [i/n]\tlr: …, decode.loss_ce: …,
+    # decode.acc_seg: …, loss: …`); the numbers are this test's own
+    (tmp_path / "train.log").write_text("".join(
+        f"2024-02-11 08:1{i}:02,114 - mmseg - INFO - Iter [{20 * (i + 1)}/40000]\tlr: 1.000e-02, eta: 6:02:11, "
+        f"time: 0.402, data_time: 0.011, memory: 7311, decode.loss_ce: 0.0000, decode.acc_seg: 100.0000, "
+        f"loss: 0.0000\n" for i in range(5)))
+    _r, rep = run(tmp_path)
+    assert rep["classification"] == "stall"
+
+
+def test_a_small_loss_term_growing_a_thousandfold_is_not_implausible(tmp_path):
+    # a value loss that starts near 0 and grows with the returns: large ratio, ordinary magnitude
+    jsonl(tmp_path, [{"step": 100 * i, "vf_loss": v} for i, v in enumerate([0.002, 0.3, 1.1, 2.4, 3.0, 2.9, 3.2, 3.1,
+                                                                            2.8, 3.0, 3.3])])
+    r, _rep = run(tmp_path)
+    assert not [f for f in r.findings if f.id == "metric.loss-implausible"]

@@ -22,6 +22,7 @@ GRAD_JUMP = 100.0  # a grad-norm jump this large anywhere, with the loss doubled
 LOSS_FACTOR = 3.0
 SUSTAINED = (2.0, 1.3)  # peak ≥ 2× the minimum and every later point ≥ 1.3× it: the loss never came back
 IMPLAUSIBLE = 1000.0  # a finite loss this many times its own first value is no longer a loss a model can have
+IMPLAUSIBLE_ABS = 1e4  # … and this large: a loss that starts near 0 (a value or KL term) may grow 1000× and be fine
 HUGE_GRAD = 1e8  # finite gradient norms this large mean the run has already blown up
 SHORT = 8  # fewer loss points than this: the shape detector says nothing, this module does
 FIXES = ["lower the learning rate 2–3×, or lengthen the warmup", "clip gradients at 1.0 (max_grad_norm / "
@@ -66,11 +67,11 @@ def _finding(fid: str, claim: str, conf: float, ev: list, order, component: bool
 
 def implausible(lp: List[Point]) -> Optional[Tuple[int, float]]:
     """(index of the first implausible point, its ratio to the first value) when a positive loss reached
-    IMPLAUSIBLE × its first value and its last point is still ≥ √IMPLAUSIBLE × it."""
+    IMPLAUSIBLE × its first value (and IMPLAUSIBLE_ABS) and its last point is still ≥ √IMPLAUSIBLE × it."""
     if len(lp) < 2 or lp[0].value <= 0:
         return None
     first = lp[0].value
-    i = next((k for k, p in enumerate(lp) if p.value >= IMPLAUSIBLE * first), None)
+    i = next((k for k, p in enumerate(lp) if p.value >= IMPLAUSIBLE * first and p.value >= IMPLAUSIBLE_ABS), None)
     if i is None or lp[-1].value < math.sqrt(IMPLAUSIBLE) * first:
         return None
     return i, lp[i].value / first

@@ -61,9 +61,10 @@ def _nan_story(bundle: Bundle) -> bool:
                for p in s.points if isinstance(p.value, float))
 
 
-def _pinned(bundle: Bundle) -> List[tuple]:
+def _pinned(bundle: Bundle, epochs) -> List[tuple]:
     """(name, points, start, 'floor' | 'ceiling') for each task metric that sits exactly at 0 or at its
-    maximum (1 or 100) over its whole logged stretch of ≥ 2 points."""
+    maximum (1 or 100) over its whole logged stretch of ≥ 2 points. A ceiling counts only from the first steps
+    of training: the end of a converged run sits at 100 % training accuracy too."""
     out = []
     for name in sorted(bundle.series):
         if name != "accuracy" and role(name) != "task":
@@ -74,7 +75,8 @@ def _pinned(bundle: Bundle) -> List[tuple]:
         v = pts[-1].value
         if v == 0.0 or v in (1.0, 100.0):
             i = _stuck_tail(pts, lambda a, b: a == b)
-            if i == 0:
+            early = not late(pts[0], epochs, step=1000, epoch=1.0) and (pts[0].step is not None or bool(epochs))
+            if i == 0 and (v == 0.0 or early):
                 out.append((name, pts, i, "floor" if v == 0.0 else "ceiling"))
     return out
 
@@ -107,7 +109,7 @@ def detect(bundle: Bundle) -> List[Finding]:
         return []
     out: List[Finding] = []
     epochs = epochs_by_line(bundle)
-    pinned = _pinned(bundle)
+    pinned = _pinned(bundle, epochs)
     # zero reward spread: every sampled completion of a prompt gets the same reward
     for name in ("reward_std", "frac_reward_zero_std"):
         r = _finite(bundle.best_series(name))
@@ -167,7 +169,11 @@ def detect(bundle: Bundle) -> List[Finding]:
     if len(g) >= 2 and g[-1].value == 0.0:
         i = _stuck_tail(g, lambda a, b: a == b)
         run = g[i:]
-        if _enough(len(run), len(g)):
+        # while the loss clearly falls, the parameters do move: a zero norm is then a logging artefact (DeepSpeed
+        # stages that do not report it), not a frozen model
+        lp = _finite(bundle.best_series("loss"))
+        falls = len(lp) >= 2 and lp[0].value > 0 and lp[-1].value < 0.8 * lp[0].value
+        if _enough(len(run), len(g)) and not falls:
             out.append(_finding("metric.gradnorm-zero", f"grad_norm is exactly 0 at every one of {len(run)} points "
                                 f"from {_at(run[0])} to {_at(run[-1])}", len(run), 0.75,
                                 [run[0].source, run[-1].source], run[0],
@@ -181,8 +187,9 @@ def detect(bundle: Bundle) -> List[Finding]:
         claim = (f"{name} stays at its {where} {fmt(pts[-1].value)} at every one of {len(pts)} evaluations "
                  f"({_at(pts[0])} to {_at(pts[-1])})" + (f", as do {', '.join(others[:4])}" if others else "")
                  + f", while the loss barely moves ({moving})")
-        out.append(_finding("metric.task-metric-pinned", claim, len(pts) + len(others), 0.65,
-                            [pts[0].source, pts[-1].source], pts[0],
+        f = _finding("metric.task-metric-pinned", claim, len(pts), 0.65, [pts[0].source, pts[-1].source], pts[0],
                             "The task metric never leaves its floor (or sits at a trivial ceiling) while the loss "
-                            "creeps: the model is not learning the task (labels, class count or loss wiring)."))
+                     "creeps: the model is not learning the task (labels, class count or loss wiring).")
+        f.confidence = round(f.confidence + min(0.1, 0.05 * len(others)), 2)  # several metrics pinned together
+        out.append(f)
     return out

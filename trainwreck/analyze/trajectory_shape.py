@@ -40,6 +40,7 @@ FLAT_TREND = 0.01  # plateau: median of the last third within 1% of the first th
 FLAT_SPREAD = 0.05  # … and robust σ within 5% of the level
 PLATEAU_POINTS = 20  # a plateau not at chance level needs this many points …
 PLATEAU_FROM = 100  # … logged from the start of training (first step ≤ this, when steps are known)
+SMALL_K = 50  # K inferred from a flat loss level alone only up to here (ln K and ln(K+1) stay ≥ 2 % apart)
 COMMON_K = (2, 10, 100, 1000, 21843, 30522, 32000, 32768, 50257, 50304, 65536, 100277, 128256, 151936)
 
 DIVERGENCE_FIXES = ["lower the lr (e.g. ÷3) or add / lengthen the warmup",
@@ -203,6 +204,13 @@ def _flat(xs: Sequence[float]) -> Optional[Tuple[float, float]]:
     return level, sigma
 
 
+def _flat_from_start(fp: Sequence[Tuple[int, Point]]) -> bool:
+    """Flat over every logged point, logged from the start of training, with enough points to say so."""
+    first = fp[0][1] if fp else None
+    return (first is not None and len(fp) >= PLATEAU_POINTS and (first.step is None or first.step <= PLATEAU_FROM)
+            and _flat([p.value for _, p in fp]) is not None)
+
+
 def plateau(points: Sequence[Point], name: str = "loss",
             k_config: Optional[Tuple[int, Source]] = None) -> List[Finding]:
     """Flat loss: at chance level ln(K) (K from the config, else a common size), or flat all along."""
@@ -246,9 +254,13 @@ def plateau(points: Sequence[Point], name: str = "loss",
                             meaning="The model predicts the uniform distribution: it is not learning.")]
     else:
         k = nearest_k(level, COMMON_K, few_points=late_few)
+        guessed = "guessed from common sizes"
+        if k is None and not late_few and _flat_from_start(fp):
+            # K from the data: a loss flat from its first steps exactly (0.5 %) at ln(K) for a small integer K
+            k, guessed = nearest_k(level, range(2, SMALL_K + 1), few_points=True), "inferred from the loss level"
         if k is not None:
             claim = (f"{base} ≈ ln({k}) = {math.log(k):.4g}, chance level if there are {k} classes "
-                     f"(K guessed from common sizes, not from the config)")
+                     f"(K {guessed}, not from the config)")
             return [Finding("metric.plateau-chance", claim, HYPOTHESIS, 0.55 if long_run else 0.45, ev, kind="chance",
                             suggests="stall", role="symptom", stage="runtime", order=order_of(pa, a), fixes=fixes,
                             meaning="A loss stuck at ln(K) means uniform predictions over K classes: not learning.")]

@@ -4,7 +4,8 @@
 A row line carries no names, so the per-line parser cannot read it; this pass pairs rows with their header.
 Ultralytics' (YOLO) console tables are read too: the tqdm bar that ends each header or row is cut off, the
 `Box(P  R  mAP50  mAP50-95)` validation header names precision / recall / mAP columns, and an `epoch` cell
-`3/50` gives the epoch.
+`3/50` gives the epoch. Markdown tables (`| Training Loss | Epoch | Step | Validation Loss |`, the training
+results of an HF model card) are read too.
 """
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ _NAME = lazy_re(r"^[A-Za-z_][\w/.\-]*$")
 _ALPHA = lazy_re(r"[^\W\d_]")
 _STEP_COLS = {"step", "iter", "iteration", "global_step", "steps", "update", "updates"}  # not epochs
 _BAR = lazy_re(r"(?::\s+|\s+)\d{1,3}%\|.*$")  # a tqdm bar at the end of a table line (`640: 100%|███| 69/69 …`)
+_RULE = lazy_re(r"^:?-{3,}:?$")
 _OF = lazy_re(r"^(\d+)/(\d+)$")  # `3/50`: the epoch of an Ultralytics row
 _PAREN = {"box(p": "precision", "mask(p": "precision", "p": "precision", "r": "recall"}
 
@@ -32,7 +34,7 @@ def _cells(text: str) -> List[str]:
 
 def _name(cell: str) -> str:
     c = cell.rstrip("):").lower()
-    return _PAREN.get(c, c)
+    return _PAREN.get(c, c).replace(" ", "_")  # `Training Loss` in a Markdown header
 
 
 def _num(cell: str) -> Optional[float]:
@@ -69,6 +71,8 @@ def rows(lines: List[Line]) -> Iterator[Tuple[Line, Optional[int], Dict[str, flo
         if header is None:
             continue
         cells = _cells(text)
+        if cells and all(_RULE.match(c) for c in cells):
+            continue  # the |:---:|---| line under a Markdown header
         if len(cells) != len(header):
             header = None if cells else header
             continue

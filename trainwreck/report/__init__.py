@@ -89,7 +89,8 @@ def terminal(d: Dict[str, Any], width: Optional[int] = None) -> str:
                 out.append(q)
             for more in (c.get("evidence") or [])[1:3]:
                 out.append(_row("", "also: " + _clip((more.get("text") or "").strip(), 90) if "metric" not in more
-                                else f"also: {more['metric']}={more['value']} at step {more.get('step')}",
+                                else f"also: {more['metric']}={more['value']}"
+                                + (f" at step {more['step']}" if more.get("step") is not None else ""),
                                 _cite(more), w))
         shown += 1
     for f in d.get("contributing_factors", [])[:5]:
