@@ -172,6 +172,7 @@ def _bundle(lines=(), configs=None, series=None, facts=None):
     (['  "bf16": {"enabled": true},'], None, "bf16"),
     (["[INFO] [config.py:1003:print]   fp16_enabled ................. True"], None, "fp16"),
     (["Namespace(bf16=False, fp16=False, lr=0.0003)"], None, None),
+    (["Namespace(use_amp=True, lr=0.0003)"], None, "mixed"),
     ([], {"config.yaml": [("model.torch_dtype", "bfloat16")]}, "bf16"),
     ([], {"config.yaml": [("trainer.precision", "16-mixed")]}, "fp16"),
     ([], {"config.yaml": [("training.fp16", "false"), ("training.bf16", "false")]}, "fp32"),
