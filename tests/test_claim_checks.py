@@ -172,6 +172,7 @@ def _bundle(lines=(), configs=None, series=None, facts=None):
     (['  "bf16": {"enabled": true},'], None, "bf16"),
     (["[INFO] [config.py:1003:print]   fp16_enabled ................. True"], None, "fp16"),
     (["Namespace(bf16=False, fp16=False, lr=0.0003)"], None, None),
+    (["Namespace(use_amp=True, lr=0.0003)"], None, "mixed"),
     ([], {"config.yaml": [("model.torch_dtype", "bfloat16")]}, "bf16"),
     ([], {"config.yaml": [("trainer.precision", "16-mixed")]}, "fp16"),
     ([], {"config.yaml": [("training.fp16", "false"), ("training.bf16", "false")]}, "fp32"),
@@ -271,3 +272,20 @@ def test_the_config_fix_wins_over_the_generic_one_and_a_fix_that_says_more_stays
     assert got == ["data.batch_size: 32 with gradient accumulation doubled", "reduce DataLoader workers",
                    "reduce host memory: fewer DataLoader workers, mmap checkpoints, stream the dataset",
                    "use bf16 instead of fp16"]
+
+
+def test_workers_are_no_cause_of_a_data_bug_raised_inside_a_worker():
+    """An exception raised in a worker is the dataset's bug (pytorch's "Caught KeyError in DataLoader worker
+    process 0"): more or fewer workers change nothing, unlike a worker killed for memory."""
+    from trainwreck.analyze.claim_checks import check
+
+    def run(text, sig):
+        crash = Finding(sig, sig, signature=sig, suggests="crash", role="cause", evidence=[Source("train.log", 9, text)])
+        workers = Finding("config.many-workers", "num_workers: 16 DataLoader workers", role="factor",
+                          relevant=["OOM", "crash"], evidence=[Source("config.yaml", 3, "num_workers: 16")])
+        return [f.id for f in check(_bundle(), [crash, workers])]
+
+    assert "config.many-workers" not in run("RuntimeError: Caught KeyError in DataLoader worker process 0.",
+                                            "dataloader-worker-exception")
+    assert "config.many-workers" in run("RuntimeError: DataLoader worker (pid 19597) is killed by signal: Killed.",
+                                        "dataloader-worker-killed")

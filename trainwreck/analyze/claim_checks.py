@@ -42,7 +42,7 @@ _DEVICE = lazy_re(r"(?i)\b(?:CUDA|HIP|NPU|XPU|MUSA|MPS|Metal)\b[^\n]{0,40}out of
 _HOST = lazy_re(r"(?i)device:CPU|DefaultCPUAllocator|MemoryError|bad_alloc|Unable to allocate|host[- ]oom|oom[- _]kill|"
                 r"Out of memory: Kill|Killed process|SIGKILL|killed by signal|shared memory|/dev/shm|\bshm\b|bus error|"
                 r"paging file|Cannot allocate memory|OOMKilled|memory monitor|host memory|exceeded (?:its )?memory|"
-                r"dataloader-worker|DataLoader worker|cpu-alloc|fork")
+                r"cpu-alloc|dataloader-worker-killed")
 _MIXED_ADVICE = lazy_re(r"(?i)\b(?:use|enable|try|turn on|train with)\b.*(?:mixed[ _-]precision|bf16/fp16|fp16/bf16|"
                         r"half[ -]precision|mixed_float16)")
 _BF16_ADVICE = lazy_re(r"(?i)bf16 instead of fp16|fp16 to bf16|switch to bf16|train in bf16|use bf16\b|"

@@ -37,8 +37,8 @@ _PREC_LINES = [
                      r"using (?:apex|native) automatic mixed precision")),
     ("bf16", lazy_re(r"(?i)(?:^|[\s,({'\"-])(?:bf16|bfloat16_enabled|bf16_enabled)['\"]?\s*(?:[:=]|\.{3,})\s*"
                      r"['\"]?(?:true|1)\b")),
-    ("fp16", lazy_re(r"(?i)(?:^|[\s,({'\"-])(?:fp16|fp16_enabled|amp_enabled|use_amp)['\"]?\s*(?:[:=]|\.{3,})\s*"
-                     r"['\"]?(?:true|1)\b")),
+    ("fp16", lazy_re(r"(?i)(?:^|[\s,({'\"-])(?:fp16|fp16_enabled)['\"]?\s*(?:[:=]|\.{3,})\s*['\"]?(?:true|1)\b")),
+    ("mixed", lazy_re(r"(?i)(?:^|[\s,({'\"-])(?:amp_enabled|use_amp|amp)['\"]?\s*(?:[:=]|\.{3,})\s*['\"]?(?:true|1)\b")),
     ("bf16", lazy_re(r"(?i)--bf16\b(?![=\s]+(?:false|0)\b)")),
     ("fp16", lazy_re(r"(?i)--(?:fp16|amp|half)\b(?![=\s]+(?:false|0)\b)")),
     ("bf16", lazy_re(r"(?i)\b(?:mixed_precision|precision|torch_dtype|amp_dtype)['\"]?\s*[:=]\s*['\"]?(?:torch\.)?"
