@@ -533,3 +533,20 @@ def test_example_commands_have_no_placeholder_and_parse(run, tmp_path):
         assert list(run.glob(glob.rsplit("/", 1)[-1])), f"{glob} matches no file of {run.name}"
     if d["classification"] in ("NaN", "divergence", "OOM", "crash") or d["verification"]["skill"] == "init-loss-check":
         assert not re.search(r"py-spy|NCCL_DEBUG", code), cmd
+
+
+def test_hostile_launch_facts_degrade_and_never_break_the_command(tmp_path):
+    run = tmp_path / "run"
+    write(run / "cmdline.txt", "python \"unbalanced 'quote train.py --lr $(touch pwned) `touch pwned2` \\\n"
+                               + " ".join(f"--x{i} {i}" for i in range(3000)) + "\n")
+    write(run / "wandb-metadata.json", json.dumps({"program": 7, "args": {"not": "a list"}, "root": ["x"]}))
+    write(run / ".hydra" / "overrides.yaml", "- '\n- =\n- +=1\n- a.b=c=d\n")
+    write(run / ".hydra" / "config.yaml", "a:\n  b: 1\n")
+    write(run / "train.log", HYDRA_OOM_LOG.format(project="/srv/p"))
+    d = verification(run)
+    cmd = d["verification"]["command"]
+    assert subprocess.run(["bash", "-n", "-c", cmd], capture_output=True).returncode == 0, cmd
+    st = stubs(tmp_path)  # expand it as bash would, with `echo` standing for every program it names
+    words = subprocess.run(["bash", "-c", "set -f; printf '%s\\n' " + code_of(cmd).split(" -c ", 1)[-1]],
+                           capture_output=True, text=True, env=st["env"], cwd=str(tmp_path))
+    assert words.returncode == 0 and not list(tmp_path.rglob("pwned*")), words.stderr
