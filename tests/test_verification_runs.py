@@ -391,6 +391,37 @@ def test_torchrun_command_echoed_by_the_job_script_is_the_launch(tmp_path):
     assert got["script"] == str(project / "train.py") and got["set"]["max_steps"] == "450"
 
 
+# torch/distributed/launcher/api.py logs its launch configs like this (as quoted in public threads, 2024-03)
+ELASTIC = """
+[2024-03-12 08:22:45,549] torch.distributed.launcher.api: [INFO] Starting elastic_operator with launch configs:
+[2024-03-12 08:22:45,549] torch.distributed.launcher.api: [INFO]   entrypoint       : ddp.py
+[2024-03-12 08:22:45,549] torch.distributed.launcher.api: [INFO]   min_nodes        : 2
+[2024-03-12 08:22:45,549] torch.distributed.launcher.api: [INFO]   max_nodes        : 2
+[2024-03-12 08:22:45,549] torch.distributed.launcher.api: [INFO]   nproc_per_node   : 4
+[2024-03-12 08:22:45,549] torch.distributed.launcher.api: [INFO]   run_id           : 5982
+[2024-03-12 08:22:45,549] torch.distributed.launcher.api: [INFO]   rdzv_backend     : c10d
+Traceback (most recent call last):
+  File "{script}", line 61, in <module>
+    main()
+  File "/opt/conda/lib/python3.10/site-packages/torch/nn/modules/linear.py", line 116, in forward
+    return F.linear(input, self.weight, self.bias)
+RuntimeError: mat1 and mat2 shapes cannot be multiplied (64x512 and 2048x100)
+"""
+
+
+def test_torchrun_s_own_launch_record_gives_launcher_and_script(tmp_path):
+    project = tmp_path / WEIRD
+    write(project / "ddp.py", ARGPARSE_STUB.format(flags=[]))
+    run = tmp_path / "run"
+    write(run / "train.log", ELASTIC.format(script=project / "ddp.py"))
+    d = verification(run)
+    assert d["classification"] == "crash"
+    cmd = d["verification"]["command"]
+    assert re.search(r"torchrun --nproc_per_node=4 '[^']*/ddp\.py'", cmd), cmd  # launcher, and the frame's path
+    assert "the run spanned 2 nodes" in cmd and "arguments are not in the run" in cmd
+    assert next(r for r in execute(cmd, tmp_path, tmp_path) if "script" in r)["script"] == str(project / "ddp.py")
+
+
 BARE_LOG = """
 epoch 0 iter 10 loss 4.6012
 Traceback (most recent call last):
