@@ -422,6 +422,24 @@ def test_torchrun_s_own_launch_record_gives_launcher_and_script(tmp_path):
     assert next(r for r in execute(cmd, tmp_path, tmp_path) if "script" in r)["script"] == str(project / "ddp.py")
 
 
+def test_module_launch_runs_the_module_under_the_preamble(tmp_path):
+    project = tmp_path / "proj"
+    write(project / "pkg" / "__init__.py", "")
+    write(project / "pkg" / "train.py", ARGPARSE_STUB.format(flags=["--epochs", "--lr"]))
+    run = tmp_path / "run"
+    write(run / "cmdline.txt", "python -m pkg.train --epochs 3 --lr 0.1\n")
+    write(run / "requirements.txt", "torch==2.3.0\n")
+    write(run / "train.log", "epoch 1 loss 2.0412\nepoch 2 loss 1.8821\nepoch 3 loss nan\nepoch 4 loss nan\n")
+    d = verification(run)
+    assert d["classification"] == "NaN"
+    cmd = d["verification"]["command"]
+    assert "directory the job was started in" in cmd  # `-m` resolves against it
+    rec = execute(cmd, tmp_path, project)
+    assert {"anomaly": True} in rec
+    got = next(r for r in rec if "script" in r)
+    assert got["script"] == str(project / "pkg" / "train.py") and float(got["set"]["lr"]) < 0.1
+
+
 BARE_LOG = """
 epoch 0 iter 10 loss 4.6012
 Traceback (most recent call last):

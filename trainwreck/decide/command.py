@@ -192,7 +192,10 @@ def build(la: Launch, sets: Sequence[Tuple[str, str]], env: Sequence[str] = (), 
             words += ["-c", q(_wrapper(la, pre))]
         elif pre:
             said.append("switch on what the Python preamble does at the top of the script: " + pre)
-        words += ["-m", q(la.module)] if la.module else [q(la.script or "train.py")]
+        if la.module:  # the wrapper takes the module's name where `python -m` would
+            words += [q(la.module)] if runs_python else ["-m", q(la.module)]
+        else:
+            words += [q(la.script or "train.py")]
         words += [q(a) for a in args] + added + list(extra)
     return " ".join(words), said
 

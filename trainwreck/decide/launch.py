@@ -231,6 +231,9 @@ def _keys(bundle: Bundle, la: Launch, over: Optional[List[str]]) -> None:
 
 
 def _absolute(la: Launch, bundle: Bundle, frame: Optional[str], cwd: Optional[str]) -> None:
+    if la.module:  # `python -m` finds the module from the working directory
+        la.unknown.append(f"run this from {cwd}, where the job was started" if cwd and os.path.isabs(cwd) else
+                          "the directory the job was started in is not in the run: run this from there")
     if la.script is None or os.path.isabs(la.script):
         return
     rel = la.script[2:] if la.script.startswith("./") else la.script
