@@ -47,6 +47,7 @@ OOM = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 3.15 GiB. 
 HYDRA_STUB = r'''
 import json, os, re, sys
 import yaml
+import sibling_module  # a module next to the script, found as `python train.py` finds it
 HERE = os.path.dirname(os.path.abspath(__file__))
 cfg = yaml.safe_load(open(os.path.join(HERE, "conf", "config.yaml")))
 
@@ -212,6 +213,7 @@ def hydra_run(tmp: Path, failure: str, extra: str = "max_steps: 20000") -> tuple
     project = tmp / WEIRD
     write(project / "conf" / "config.yaml", HYDRA_PRIMARY.format(extra=extra))
     write(project / "train.py", HYDRA_STUB)
+    write(project / "sibling_module.py", "")
     run = project / "outputs" / "2024-05-01" / "12-00-00"
     write(run / ".hydra" / "config.yaml", HYDRA_PRIMARY.format(extra=extra) + "tag: ablation\n")
     write(run / ".hydra" / "overrides.yaml", "- trainer.devices=1\n- +tag=ablation\n")

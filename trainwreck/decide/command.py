@@ -215,12 +215,13 @@ def _env(assign: str) -> str:
 
 
 def _wrapper(la: Launch, pre: str) -> str:
+    """`pre`, then the script (or module) exactly as `python script.py` would run it: same argv, and the script's
+    folder first on sys.path (`python -c` puts the working directory there, which is what `-m` does)."""
     if la.module:
         run = 'runpy.run_module(sys.argv[0], run_name="__main__", alter_sys=True)'
     else:
-        run = ('sys.path.insert(0, os.path.dirname(os.path.abspath(sys.argv[0]))); '
-               'runpy.run_path(sys.argv[0], run_name="__main__")')
-    return f"import os, runpy, sys; sys.argv = sys.argv[1:]; {pre}; {run}"
+        run = 'sys.path[0] = sys.argv[0].rpartition("/")[0] or "."; runpy.run_path(sys.argv[0], run_name="__main__")'
+    return f"{pre}; import runpy, sys; sys.argv = sys.argv[1:]; {run}"
 
 
 def with_comment(cmd: str, notes: List[str]) -> str:
