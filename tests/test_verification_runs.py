@@ -330,6 +330,17 @@ def test_hf_run_uses_training_arguments_flags_on_the_script_of_the_traceback(tmp
     assert out and os.path.isdir(out) and not out.startswith(str(run))  # a fresh dir, never the run's own
 
 
+def test_hf_script_that_takes_one_settings_file_gets_no_flags_beside_it(tmp_path):
+    run = tmp_path / "out"
+    write(run / "cmdline.txt", "python /workspace/run_clm.py /workspace/args.json\n")
+    write(run / "training_args.json", json.dumps(TRAINING_ARGS, indent=2))
+    stderr = (ROOT / "examples" / "runs" / "oom-cuda" / "stderr.txt").read_text()
+    write(run / "stderr.txt", stderr.replace("/workspace/finetune.py", "/workspace/run_clm.py"))
+    cmd = verification(run)["verification"]["command"]
+    assert code_of(cmd).endswith("/workspace/run_clm.py /workspace/args.json")  # nothing after the file
+    assert "reads its settings from /workspace/args.json: set per_device_train_batch_size to 1 there" in cmd
+
+
 WANDB_META = {
     "os": "Linux-5.15.0-1061-aws-x86_64-with-glibc2.31", "python": "3.10.14", "heartbeatAt": "2024-05-01T12:00:05",
     "startedAt": "2024-05-01T12:00:00.123456", "docker": None, "cuda": "12.1",

@@ -145,8 +145,16 @@ def apply(la: Launch, args: List[str], concept: str, value: str, mine: bool = Fa
             plus = plus or ("+" if key in la.added else "")
         hv = value if mine else _hydra_value(value)
         return [f"{plus}{key}={hv}" if mine else q(f"{plus}{key}={hv}")]
-    if la.style == "hf" and concept in HF_FIELD:
+    if la.style == "hf" and concept in HF_FIELD and not settings_file(la):
         return [f"--{HF_FIELD[concept]}", val]
+    return None
+
+
+def settings_file(la: Launch) -> Optional[str]:
+    """The one file the script takes all its settings from (`run_clm.py args.json`, HfArgumentParser's
+    parse_json_file/parse_yaml_file convention): flags added beside it would not be read."""
+    if len(la.args) == 1 and la.args[0].endswith((".json", ".yaml", ".yml")) and not la.args[0].startswith("-"):
+        return la.args[0]
     return None
 
 
@@ -201,8 +209,10 @@ def build(la: Launch, sets: Sequence[Tuple[str, str]], env: Sequence[str] = (), 
 
 
 def _missing(la: Launch, concept: str, value: str) -> str:
-    key = find_key(la, concept, everywhere=True)
-    if key:
+    key = find_key(la, concept, everywhere=True) or (HF_FIELD.get(concept) if la.style == "hf" else None)
+    if settings_file(la):
+        return f"the script reads its settings from {settings_file(la)}: set {key or SAYS[concept]} to {value} there"
+    if key and key in la.config:
         e = la.config[key]
         return (f"set {key} to {value} ({e.path}:{e.line}; the run does not show how the script takes its "
                 "settings)")
