@@ -375,6 +375,19 @@ def test_wandb_offline_run_reruns_program_with_its_args(tmp_path):
     assert {"anomaly": True} in rec
 
 
+def test_wandb_without_program_uses_code_path_local_in_root(tmp_path):
+    project = tmp_path / "cifar"
+    write(project / "train.py", ARGPARSE_STUB.format(flags=["--lr", "--batch-size", "--epochs", "--data"]))
+    run = project / "wandb" / "offline-run-20240501_120000-k3j2h1"
+    meta = dict(WANDB_META, root=str(project))
+    del meta["program"]  # older clients and some launch modes record only the code path
+    write(run / "files" / "wandb-metadata.json", json.dumps(meta, indent=4))
+    write(run / "files" / "output.log", BARE_LOG)
+    cmd = verification(run)["verification"]["command"]
+    assert f"python {project / 'train.py'} --lr 0.1 --batch-size 64" in cmd
+    assert next(r for r in execute(cmd, tmp_path, tmp_path) if "script" in r)["set"]["epochs"] == "3"
+
+
 SLURM_HEAD = """
 + export NCCL_ASYNC_ERROR_HANDLING=1
 + torchrun --nproc_per_node=2 {script} --lr 3e-4 --batch_size 16 --max_steps 5000 --save_dir {save}
@@ -584,9 +597,22 @@ def _example_runs():
     return sorted(p for p in (ROOT / "examples" / "runs").iterdir() if p.is_dir())
 
 
+def _verb_commands(cli, run: Path) -> list:
+    """Every command a verb prints for the run: diagnose's and collect's verification (the CLI, as a user runs it)."""
+    out = []
+    for verb in ("diagnose", "collect"):
+        p = cli(verb, str(run), "--json", *(["--no-probe"] if verb == "diagnose" else []))
+        assert p.returncode == 0, p.stderr
+        j = json.loads(p.stdout)
+        out.append((j.get("diagnosis") or j)["verification"]["command"])
+    return out
+
+
 @pytest.mark.parametrize("run", _example_runs(), ids=lambda p: p.name)
-def test_example_commands_have_no_placeholder_and_parse(run, tmp_path):
+def test_example_commands_have_no_placeholder_and_parse(run, cli):
     d = verification(run)
+    commands = _verb_commands(cli, run)
+    assert set(commands) == {d["verification"]["command"]}, commands  # every verb says the same command
     cmd = d["verification"]["command"]
     code = code_of(cmd)
     assert not PLACEHOLDER.search(code), cmd

@@ -263,6 +263,8 @@ def reconstruct(bundle: Bundle) -> Launch:
             if la is not None:
                 la.source = echo[1]
     program = _fact(bundle, "launch.program")
+    if not (isinstance(program, str) and program.endswith(".py")):  # wandb: relative to the working directory
+        program = _fact(bundle, "launch.codePathLocal") or _fact(bundle, "launch.codePath")
     elastic = _elastic(bundle) if la is None else None
     if la is None and isinstance(program, str) and program.endswith(".py"):
         la = Launch()
