@@ -47,6 +47,7 @@ OOM = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 3.15 GiB. 
 HYDRA_STUB = r'''
 import json, os, re, sys
 import yaml
+import sibling_module  # a module next to the script, found as `python train.py` finds it
 HERE = os.path.dirname(os.path.abspath(__file__))
 cfg = yaml.safe_load(open(os.path.join(HERE, "conf", "config.yaml")))
 
@@ -212,6 +213,7 @@ def hydra_run(tmp: Path, failure: str, extra: str = "max_steps: 20000") -> tuple
     project = tmp / WEIRD
     write(project / "conf" / "config.yaml", HYDRA_PRIMARY.format(extra=extra))
     write(project / "train.py", HYDRA_STUB)
+    write(project / "sibling_module.py", "")
     run = project / "outputs" / "2024-05-01" / "12-00-00"
     write(run / ".hydra" / "config.yaml", HYDRA_PRIMARY.format(extra=extra) + "tag: ablation\n")
     write(run / ".hydra" / "overrides.yaml", "- trainer.devices=1\n- +tag=ablation\n")
@@ -328,6 +330,17 @@ def test_hf_run_uses_training_arguments_flags_on_the_script_of_the_traceback(tmp
     assert out and os.path.isdir(out) and not out.startswith(str(run))  # a fresh dir, never the run's own
 
 
+def test_hf_script_that_takes_one_settings_file_gets_no_flags_beside_it(tmp_path):
+    run = tmp_path / "out"
+    write(run / "cmdline.txt", "python /workspace/run_clm.py /workspace/args.json\n")
+    write(run / "training_args.json", json.dumps(TRAINING_ARGS, indent=2))
+    stderr = (ROOT / "examples" / "runs" / "oom-cuda" / "stderr.txt").read_text()
+    write(run / "stderr.txt", stderr.replace("/workspace/finetune.py", "/workspace/run_clm.py"))
+    cmd = verification(run)["verification"]["command"]
+    assert code_of(cmd).endswith("/workspace/run_clm.py /workspace/args.json")  # nothing after the file
+    assert "reads its settings from /workspace/args.json: set per_device_train_batch_size to 1 there" in cmd
+
+
 WANDB_META = {
     "os": "Linux-5.15.0-1061-aws-x86_64-with-glibc2.31", "python": "3.10.14", "heartbeatAt": "2024-05-01T12:00:05",
     "startedAt": "2024-05-01T12:00:00.123456", "docker": None, "cuda": "12.1",
@@ -362,6 +375,19 @@ def test_wandb_offline_run_reruns_program_with_its_args(tmp_path):
     assert {"anomaly": True} in rec
 
 
+def test_wandb_without_program_uses_code_path_local_in_root(tmp_path):
+    project = tmp_path / "cifar"
+    write(project / "train.py", ARGPARSE_STUB.format(flags=["--lr", "--batch-size", "--epochs", "--data"]))
+    run = project / "wandb" / "offline-run-20240501_120000-k3j2h1"
+    meta = dict(WANDB_META, root=str(project))
+    del meta["program"]  # older clients and some launch modes record only the code path
+    write(run / "files" / "wandb-metadata.json", json.dumps(meta, indent=4))
+    write(run / "files" / "output.log", BARE_LOG)
+    cmd = verification(run)["verification"]["command"]
+    assert f"python {project / 'train.py'} --lr 0.1 --batch-size 64" in cmd
+    assert next(r for r in execute(cmd, tmp_path, tmp_path) if "script" in r)["set"]["epochs"] == "3"
+
+
 SLURM_HEAD = """
 + export NCCL_ASYNC_ERROR_HANDLING=1
 + torchrun --nproc_per_node=2 {script} --lr 3e-4 --batch_size 16 --max_steps 5000 --save_dir {save}
@@ -389,6 +415,55 @@ def test_torchrun_command_echoed_by_the_job_script_is_the_launch(tmp_path):
     rec = execute(cmd, tmp_path, tmp_path)
     got = next(r for r in rec if "script" in r)
     assert got["script"] == str(project / "train.py") and got["set"]["max_steps"] == "450"
+
+
+# torch/distributed/launcher/api.py logs its launch configs like this (as quoted in public threads, 2024-03)
+ELASTIC = """
+[2024-03-12 08:22:45,549] torch.distributed.launcher.api: [INFO] Starting elastic_operator with launch configs:
+[2024-03-12 08:22:45,549] torch.distributed.launcher.api: [INFO]   entrypoint       : ddp.py
+[2024-03-12 08:22:45,549] torch.distributed.launcher.api: [INFO]   min_nodes        : 2
+[2024-03-12 08:22:45,549] torch.distributed.launcher.api: [INFO]   max_nodes        : 2
+[2024-03-12 08:22:45,549] torch.distributed.launcher.api: [INFO]   nproc_per_node   : 4
+[2024-03-12 08:22:45,549] torch.distributed.launcher.api: [INFO]   run_id           : 5982
+[2024-03-12 08:22:45,549] torch.distributed.launcher.api: [INFO]   rdzv_backend     : c10d
+Traceback (most recent call last):
+  File "{script}", line 61, in <module>
+    main()
+  File "/opt/conda/lib/python3.10/site-packages/torch/nn/modules/linear.py", line 116, in forward
+    return F.linear(input, self.weight, self.bias)
+RuntimeError: mat1 and mat2 shapes cannot be multiplied (64x512 and 2048x100)
+"""
+
+
+def test_torchrun_s_own_launch_record_gives_launcher_and_script(tmp_path):
+    project = tmp_path / WEIRD
+    write(project / "ddp.py", ARGPARSE_STUB.format(flags=[]))
+    run = tmp_path / "run"
+    write(run / "train.log", ELASTIC.format(script=project / "ddp.py"))
+    d = verification(run)
+    assert d["classification"] == "crash"
+    cmd = d["verification"]["command"]
+    assert re.search(r"torchrun --nproc_per_node=4 '[^']*/ddp\.py'", cmd), cmd  # launcher, and the frame's path
+    assert "the run spanned 2 nodes" in cmd and "arguments are not in the run" in cmd
+    assert next(r for r in execute(cmd, tmp_path, tmp_path) if "script" in r)["script"] == str(project / "ddp.py")
+
+
+def test_module_launch_runs_the_module_under_the_preamble(tmp_path):
+    project = tmp_path / "proj"
+    write(project / "pkg" / "__init__.py", "")
+    write(project / "pkg" / "train.py", ARGPARSE_STUB.format(flags=["--epochs", "--lr"]))
+    run = tmp_path / "run"
+    write(run / "cmdline.txt", "python -m pkg.train --epochs 3 --lr 0.1\n")
+    write(run / "requirements.txt", "torch==2.3.0\n")
+    write(run / "train.log", "epoch 1 loss 2.0412\nepoch 2 loss 1.8821\nepoch 3 loss nan\nepoch 4 loss nan\n")
+    d = verification(run)
+    assert d["classification"] == "NaN"
+    cmd = d["verification"]["command"]
+    assert "directory the job was started in" in cmd  # `-m` resolves against it
+    rec = execute(cmd, tmp_path, project)
+    assert {"anomaly": True} in rec
+    got = next(r for r in rec if "script" in r)
+    assert got["script"] == str(project / "pkg" / "train.py") and float(got["set"]["lr"]) < 0.1
 
 
 BARE_LOG = """
@@ -522,9 +597,22 @@ def _example_runs():
     return sorted(p for p in (ROOT / "examples" / "runs").iterdir() if p.is_dir())
 
 
+def _verb_commands(cli, run: Path) -> list:
+    """Every command a verb prints for the run: diagnose's and collect's verification (the CLI, as a user runs it)."""
+    out = []
+    for verb in ("diagnose", "collect"):
+        p = cli(verb, str(run), "--json", *(["--no-probe"] if verb == "diagnose" else []))
+        assert p.returncode == 0, p.stderr
+        j = json.loads(p.stdout)
+        out.append((j.get("diagnosis") or j)["verification"]["command"])
+    return out
+
+
 @pytest.mark.parametrize("run", _example_runs(), ids=lambda p: p.name)
-def test_example_commands_have_no_placeholder_and_parse(run, tmp_path):
+def test_example_commands_have_no_placeholder_and_parse(run, cli):
     d = verification(run)
+    commands = _verb_commands(cli, run)
+    assert set(commands) == {d["verification"]["command"]}, commands  # every verb says the same command
     cmd = d["verification"]["command"]
     code = code_of(cmd)
     assert not PLACEHOLDER.search(code), cmd
@@ -533,3 +621,20 @@ def test_example_commands_have_no_placeholder_and_parse(run, tmp_path):
         assert list(run.glob(glob.rsplit("/", 1)[-1])), f"{glob} matches no file of {run.name}"
     if d["classification"] in ("NaN", "divergence", "OOM", "crash") or d["verification"]["skill"] == "init-loss-check":
         assert not re.search(r"py-spy|NCCL_DEBUG", code), cmd
+
+
+def test_hostile_launch_facts_degrade_and_never_break_the_command(tmp_path):
+    run = tmp_path / "run"
+    write(run / "cmdline.txt", "python \"unbalanced 'quote train.py --lr $(touch pwned) `touch pwned2` \\\n"
+                               + " ".join(f"--x{i} {i}" for i in range(3000)) + "\n")
+    write(run / "wandb-metadata.json", json.dumps({"program": 7, "args": {"not": "a list"}, "root": ["x"]}))
+    write(run / ".hydra" / "overrides.yaml", "- '\n- =\n- +=1\n- a.b=c=d\n")
+    write(run / ".hydra" / "config.yaml", "a:\n  b: 1\n")
+    write(run / "train.log", HYDRA_OOM_LOG.format(project="/srv/p"))
+    d = verification(run)
+    cmd = d["verification"]["command"]
+    assert subprocess.run(["bash", "-n", "-c", cmd], capture_output=True).returncode == 0, cmd
+    st = stubs(tmp_path)  # expand it as bash would, with `echo` standing for every program it names
+    words = subprocess.run(["bash", "-c", "set -f; printf '%s\\n' " + code_of(cmd).split(" -c ", 1)[-1]],
+                           capture_output=True, text=True, env=st["env"], cwd=str(tmp_path))
+    assert words.returncode == 0 and not list(tmp_path.rglob("pwned*")), words.stderr

@@ -145,8 +145,16 @@ def apply(la: Launch, args: List[str], concept: str, value: str, mine: bool = Fa
             plus = plus or ("+" if key in la.added else "")
         hv = value if mine else _hydra_value(value)
         return [f"{plus}{key}={hv}" if mine else q(f"{plus}{key}={hv}")]
-    if la.style == "hf" and concept in HF_FIELD:
+    if la.style == "hf" and concept in HF_FIELD and not settings_file(la):
         return [f"--{HF_FIELD[concept]}", val]
+    return None
+
+
+def settings_file(la: Launch) -> Optional[str]:
+    """The one file the script takes all its settings from (`run_clm.py args.json`, HfArgumentParser's
+    parse_json_file/parse_yaml_file convention): flags added beside it would not be read."""
+    if len(la.args) == 1 and la.args[0].endswith((".json", ".yaml", ".yml")) and not la.args[0].startswith("-"):
+        return la.args[0]
     return None
 
 
@@ -192,14 +200,19 @@ def build(la: Launch, sets: Sequence[Tuple[str, str]], env: Sequence[str] = (), 
             words += ["-c", q(_wrapper(la, pre))]
         elif pre:
             said.append("switch on what the Python preamble does at the top of the script: " + pre)
-        words += ["-m", q(la.module)] if la.module else [q(la.script or "train.py")]
+        if la.module:  # the wrapper takes the module's name where `python -m` would
+            words += [q(la.module)] if runs_python else ["-m", q(la.module)]
+        else:
+            words += [q(la.script or "train.py")]
         words += [q(a) for a in args] + added + list(extra)
     return " ".join(words), said
 
 
 def _missing(la: Launch, concept: str, value: str) -> str:
-    key = find_key(la, concept, everywhere=True)
-    if key:
+    key = find_key(la, concept, everywhere=True) or (HF_FIELD.get(concept) if la.style == "hf" else None)
+    if settings_file(la):
+        return f"the script reads its settings from {settings_file(la)}: set {key or SAYS[concept]} to {value} there"
+    if key and key in la.config:
         e = la.config[key]
         return (f"set {key} to {value} ({e.path}:{e.line}; the run does not show how the script takes its "
                 "settings)")
@@ -212,12 +225,13 @@ def _env(assign: str) -> str:
 
 
 def _wrapper(la: Launch, pre: str) -> str:
+    """`pre`, then the script (or module) exactly as `python script.py` would run it: same argv, and the script's
+    folder first on sys.path (`python -c` puts the working directory there, which is what `-m` does)."""
     if la.module:
         run = 'runpy.run_module(sys.argv[0], run_name="__main__", alter_sys=True)'
     else:
-        run = ('sys.path.insert(0, os.path.dirname(os.path.abspath(sys.argv[0]))); '
-               'runpy.run_path(sys.argv[0], run_name="__main__")')
-    return f"import os, runpy, sys; sys.argv = sys.argv[1:]; {pre}; {run}"
+        run = 'sys.path[0] = sys.argv[0].rpartition("/")[0] or "."; runpy.run_path(sys.argv[0], run_name="__main__")'
+    return f"{pre}; import runpy, sys; sys.argv = sys.argv[1:]; {run}"
 
 
 def with_comment(cmd: str, notes: List[str]) -> str:

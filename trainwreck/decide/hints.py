@@ -21,7 +21,7 @@ from trainwreck.decide.launch import Launch
 from trainwreck.model import Finding
 
 ANOMALY = "import torch; torch.autograd.set_detect_anomaly(True)"
-MEMORY = ('import atexit, torch; atexit.register(lambda: print(torch.cuda.memory_summary() '
+MEMORY = ('import atexit, sys, torch; atexit.register(lambda: print(torch.cuda.memory_summary() '
           'if torch.cuda.is_available() else "no CUDA device", file=sys.stderr))')
 # what a command must never hold: a stand-in for something the user has to fill in
 PLACEHOLDER = lazy_re(r"<[A-Za-z][^<>|]{0,40}>|\.\.\.|…|\bmodel\(|\bfrom mydata\b|\bmydata\b")
@@ -237,7 +237,7 @@ def _script_call(segment: str, la: Launch, bundle: Bundle, plan: Optional[Plan])
             elif concept:
                 value = halve(value_of(la, concept), int(by.group(1)) if by else 2) or ""
             if not value and concept not in ("resume",) + tuple(c for c, _v in plan.sets):
-                notes.append(f"the run does not show {stand_in}: set {name} to it")
+                notes.append(f"set {name} to {stand_in} (the run shows neither the setting nor its value)")
         if not value or PLACEHOLDER.search(value):
             continue
         if concept:

@@ -29,6 +29,7 @@ SHELL_OPS = {"|", "||", "&", "&&", ";", ">", ">>", "2>&1", "1>", "2>", "&>", "|&
 # A line that echoes a command: DeepSpeed's runner logs `cmd = …`; `set -x` prints `+ cmd`; transcripts `$ cmd`.
 _ECHO = lazy_re(r"(?:\bcmd = |^\s*\++ |^\s*\$ |(?i:\b(?:running|command|launching|launch command|cmd)\s*:\s+))(.+)$")
 _FRAME = lazy_re(r'File "([^"]+\.py)", line \d+, in <module>')
+_ELASTIC_FIELD = lazy_re(r"\b(entrypoint|nproc_per_node|max_nodes)\s+:\s+(\S+)\s*$")
 _LIB = lazy_re(r"(?:site|dist)-packages|/lib/python\d|/usr/lib/|<frozen|runpy\.py|/torch/distributed/")
 # HF TrainingArguments fields that tell a dump (or a command) is HfArgumentParser's
 HF_MARKERS = ("per_device_train_batch_size", "gradient_accumulation_steps", "save_strategy", "eval_strategy",
@@ -143,6 +144,25 @@ def _echoed(bundle: Bundle) -> Optional[Tuple[List[str], str]]:
     return None
 
 
+def _elastic(bundle: Bundle) -> Optional[Tuple[str, Optional[str], Optional[str], str]]:
+    """torchrun's own record of its launch (torch/distributed/launcher/api.py, "Starting elastic_operator with
+    launch configs:" then `entrypoint : train.py`, `max_nodes : 2`, `nproc_per_node : 4`, one per line):
+    (entrypoint, nproc_per_node, max_nodes, where)."""
+    lines = iter(bundle.all_lines())
+    for line in lines:
+        if "Starting elastic_operator with launch configs" not in line.text:
+            continue
+        seen: Dict[str, str] = {}
+        for _i, nxt in zip(range(16), lines):
+            m = _ELASTIC_FIELD.search(nxt.text)
+            if m:
+                seen.setdefault(m.group(1), m.group(2))
+        if seen.get("entrypoint"):
+            return seen["entrypoint"], seen.get("nproc_per_node"), seen.get("max_nodes"), \
+                f"{line.path}:{line.line}" if line.line else line.path
+    return None
+
+
 def module_frame(bundle: Bundle) -> Optional[str]:
     """The entry script: the first `<module>` frame of a traceback that is not a library's."""
     for line in bundle.all_lines():
@@ -211,6 +231,9 @@ def _keys(bundle: Bundle, la: Launch, over: Optional[List[str]]) -> None:
 
 
 def _absolute(la: Launch, bundle: Bundle, frame: Optional[str], cwd: Optional[str]) -> None:
+    if la.module:  # `python -m` finds the module from the working directory
+        la.unknown.append(f"run this from {cwd}, where the job was started" if cwd and os.path.isabs(cwd) else
+                          "the directory the job was started in is not in the run: run this from there")
     if la.script is None or os.path.isabs(la.script):
         return
     rel = la.script[2:] if la.script.startswith("./") else la.script
@@ -240,6 +263,9 @@ def reconstruct(bundle: Bundle) -> Launch:
             if la is not None:
                 la.source = echo[1]
     program = _fact(bundle, "launch.program")
+    if not (isinstance(program, str) and program.endswith(".py")):  # wandb: relative to the working directory
+        program = _fact(bundle, "launch.codePathLocal") or _fact(bundle, "launch.codePath")
+    elastic = _elastic(bundle) if la is None else None
     if la is None and isinstance(program, str) and program.endswith(".py"):
         la = Launch()
         la.prefix, la.script = ["python"], program
@@ -249,6 +275,19 @@ def reconstruct(bundle: Bundle) -> Launch:
         local = _fact(bundle, "launch.codePathLocal")
         if os.path.isabs(program) and isinstance(local, str) and program.endswith(local) and not cwd:
             cwd = program[:-len(local)].rstrip("/") or "/"
+    if elastic is not None:  # torchrun started it: its launcher options, and its script when nothing else names it
+        entry, nproc, nodes, where = elastic
+        if la is None and entry.endswith(".py"):
+            la = Launch()
+            la.script, la.source = entry, where
+            la.args = list(over or [])
+            if not over:
+                la.unknown.append("the script's arguments are not in the run: add the ones it was launched with")
+        if la is not None and la.prefix in ([], ["python"]):
+            la.prefix = ["torchrun"] + ([f"--nproc_per_node={nproc}"] if nproc and nproc.isdigit() else [])
+            if nodes and nodes.isdigit() and int(nodes) > 1:
+                la.unknown.append(f"the run spanned {nodes} nodes: this starts one; add your --nnodes and "
+                                  "rendezvous options to start them all")
     if la is None:
         la = Launch()
         la.prefix = ["python"]

@@ -41,22 +41,32 @@ def verification(cls: str, primary: Optional[Finding], bundle: Bundle, onset: Op
                  not_learning: bool = False, stack: Sequence[str] = ()) -> Dict[str, Any]:
     """The `verification` block: the skill, a command that runs on this run's own launch, the checkpoint it resumes
     from, the launch it was built on (and what of it the run does not show), and for `unclear` the next probe."""
-    la = reconstruct(bundle)
     out: Dict[str, Any] = {"skill": skill}
-    if cls == "unclear" and launcher is not None and truncated is None:
-        out["command"] = rank_logs_command(la)
-    elif cls == "unclear" and truncated is not None and truncated.evidence:
-        out["command"] = (f"ls -la {q(bundle.root)}; tail -n 40 {q(absolute(bundle.root, truncated.evidence[0].path))}"
-                          "  # look for the rest of the stderr (.err files, the other ranks' logs)")
-    else:
-        out["command"] = verify_command(cls, primary, bundle, onset, ckpt, la, not_learning, uses_torch(stack))
+    try:
+        la = reconstruct(bundle)
+        out["command"] = _command(cls, primary, bundle, onset, ckpt, la, truncated, launcher, not_learning, stack)
+        out["launch"] = {"command": build(la, [], fresh=False)[0], "source": la.source or None, "style": la.style,
+                         "unknown": list(la.unknown)}
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError, RecursionError) as exc:
+        # the run's text is untrusted: a launch that cannot be pieced together degrades, it never aborts
+        bundle.note(f"the verification command could not be built from the run ({type(exc).__name__})")
+        out["command"] = f"ls -la {q(bundle.root)}  # the run's launch command could not be read from it"
     if ckpt and cls in ("NaN", "divergence"):
         out["checkpoint"] = ckpt["path"]
     if cls == "unclear":
         out["next_probe"] = next_probe(bundle, truncated, launcher)
-    out["launch"] = {"command": build(la, [], fresh=False)[0], "source": la.source or None, "style": la.style,
-                     "unknown": list(la.unknown)}
     return out
+
+
+def _command(cls: str, primary: Optional[Finding], bundle: Bundle, onset: Optional[int], ckpt: Optional[dict],
+             la: Launch, truncated: Optional[Finding], launcher: Optional[Finding], not_learning: bool,
+             stack: Sequence[str]) -> str:
+    if cls == "unclear" and launcher is not None and truncated is None:
+        return rank_logs_command(la)
+    if cls == "unclear" and truncated is not None and truncated.evidence:
+        return (f"ls -la {q(bundle.root)}; tail -n 40 {q(absolute(bundle.root, truncated.evidence[0].path))}"
+                "  # look for the rest of the stderr (.err files, the other ranks' logs)")
+    return verify_command(cls, primary, bundle, onset, ckpt, la, not_learning, uses_torch(stack))
 
 
 def uses_torch(stack: Sequence[str]) -> bool:
