@@ -84,6 +84,17 @@ def _fact(bundle: Bundle, key: str) -> Optional[Source]:
     return (bundle.facts or {}).get(key)
 
 
+def _setting(src: Source, n: int) -> str:
+    """`epochs: 30` for the claim, rebuilt from the key trainwreck matched and the number it read, never the line
+    itself (log and config text is quoted as evidence, not spoken as trainwreck's words)."""
+    m = _KEY.match(src.text)
+    key = m.group(1) if m is not None and m.group(1) in STEP_KEYS + EPOCH_KEYS else None
+    return f"{key}: {n}" if key else ("Num Epochs" if "Num Epochs" in src.text else "planned length") + f" = {n}"
+
+
+_KEY = lazy_re(r"^\s*(?:[\w.\-]*\.)?([A-Za-z_]+)\s*[:=]")
+
+
 def _configured(bundle: Bundle, keys: Tuple[str, ...]) -> Tuple[Optional[int], Optional[Source]]:
     e: Optional[ConfigEntry] = bundle.config(*keys)
     n = _int(e.value) if e is not None else None
@@ -175,12 +186,13 @@ def _state_or_length(bundle: Bundle) -> List[Finding]:
     last = _last_step(bundle)
     n, src = _configured(bundle, STEP_KEYS)
     if last is not None and n is not None and last.step >= n:
-        return [_marker(f"the last logged step {last.step} is the configured length ({src.text.strip()})",
+        return [_marker(f"the last logged step {last.step} is the configured length ({_setting(src, n)})",
                         [last.source, src], {"step": last.step, "of": n, "unit": "step"}, "length")]
     first, le = _last_epoch(bundle)
     n, src = _configured(bundle, EPOCH_KEYS)
     if le is not None and first is not None and n is not None and _epochs_done(first, le, n):
         base0 = " (counted from 0)" if first.value == 0 and float(le.value).is_integer() else ""
-        return [_marker(f"the last recorded epoch {le.value:g}{base0} completes the configured {src.text.strip()}", [le.source, src], {"step": _epochs(first, le), "of": n, "unit": "epoch"},
+        return [_marker(f"the last recorded epoch {le.value:g}{base0} completes the configured {_setting(src, n)}",
+                        [le.source, src], {"step": _epochs(first, le), "of": n, "unit": "epoch"},
                         "length")]
     return []
