@@ -303,3 +303,15 @@ def test_workers_are_no_cause_of_a_data_bug_raised_inside_a_worker():
                                             "dataloader-worker-exception")
     assert "config.many-workers" in run("RuntimeError: DataLoader worker (pid 19597) is killed by signal: Killed.",
                                         "dataloader-worker-killed")
+
+
+def test_when_the_checks_fail_no_claim_stays_direct(monkeypatch):
+    from trainwreck.analyze import claim_checks
+
+    def broken(bundle, findings):
+        raise RuntimeError("broken check")
+    monkeypatch.setattr(claim_checks, "check", broken)
+    res = diagnose(os.path.join(FIX, "gpu-oom-bf16-container"), probe=False)
+    assert res.diagnosis.classification == "OOM"
+    assert {f.label for f in res.findings} == {"HYPOTHESIS"}
+    assert any("claim checks failed" in n for n in res.diagnosis.notes)
