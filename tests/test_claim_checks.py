@@ -79,6 +79,20 @@ def test_of_two_processes_the_one_pytorch_does_not_account_for_is_the_other_one(
     assert got and "247516" in got[0] and "477367" not in got[0]
 
 
+def test_a_single_process_far_above_pytorchs_memory_is_not_called_either_way():
+    # vllm-project/vllm#27508: "Process 3270336 has 78.96 GiB" and PyTorch holds 68.83 + 0.33 GiB of a 79.11 GiB card:
+    # the card cannot hold that process and a separate 69 GiB trainer, so it is the trainer
+    n = oa.parse("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 786.00 MiB. GPU 0 has a total capacity "
+                 "of 79.11 GiB of which 140.75 MiB is free. Process 3270336 has 78.96 GiB memory in use. Of the "
+                 "allocated memory 68.83 GiB is allocated by PyTorch, with 660.00 MiB allocated in private pools "
+                 "(e.g., CUDA Graphs), and 331.08 MiB is reserved by PyTorch but unallocated.")
+    assert oa.trainer_pid(n) == "3270336" and oa.other_processes(n)[0] == oa.CONTRADICTED
+    n.allocated, n.unallocated, n.total = 39 << 30, 1 << 30, 100 << 30  # 40 + 78.96 GiB do not fit in 100 GiB
+    assert oa.trainer_pid(n) == "3270336"
+    n.total = 200 << 30  # on a 200 GiB card they would: the 78.96 GiB process may be the trainer or another one
+    assert oa.trainer_pid(n) is None and oa.other_processes(n)[0] == oa.HYPOTHESIS_ONLY
+
+
 # ---- OOM arithmetic: fragmentation ---------------------------------------------------------------------------------
 @pytest.mark.parametrize("run", ["gpu-oom-bf16-container", "gpu-oom-fragmentation-short", "example:oom-cuda"])
 def test_no_fragmentation_when_reserved_plus_free_is_less_than_the_request(run):
@@ -289,3 +303,15 @@ def test_workers_are_no_cause_of_a_data_bug_raised_inside_a_worker():
                                             "dataloader-worker-exception")
     assert "config.many-workers" in run("RuntimeError: DataLoader worker (pid 19597) is killed by signal: Killed.",
                                         "dataloader-worker-killed")
+
+
+def test_when_the_checks_fail_no_claim_stays_direct(monkeypatch):
+    from trainwreck.analyze import claim_checks
+
+    def broken(bundle, findings):
+        raise RuntimeError("broken check")
+    monkeypatch.setattr(claim_checks, "check", broken)
+    res = diagnose(os.path.join(FIX, "gpu-oom-bf16-container"), probe=False)
+    assert res.diagnosis.classification == "OOM"
+    assert {f.label for f in res.findings} == {"HYPOTHESIS"}
+    assert any("claim checks failed" in n for n in res.diagnosis.notes)

@@ -11,7 +11,7 @@ from typing import List, Tuple
 
 from trainwreck import submodules
 from trainwreck.collect.bundle import Bundle
-from trainwreck.model import Finding
+from trainwreck.model import HYPOTHESIS, Finding
 
 
 @lru_cache(maxsize=1)
@@ -40,5 +40,5 @@ def analyze(bundle: Bundle) -> List[Finding]:
     except Exception as exc:  # unchecked claims are not trusted: they keep their place but lose DIRECT
         bundle.note(f"claim checks failed ({type(exc).__name__}: {str(exc)[:100]}); no claim was verified")
         for f in findings:
-            f.label = "HYPOTHESIS"
+            f.label = HYPOTHESIS
         return findings

@@ -144,6 +144,9 @@ def _check_other_process(f: Finding, n: Optional[oa.OomNumbers]) -> None:
     verdict, others, why = got
     if verdict == oa.DIRECT_OK:
         f.claim = f"another process holds GPU memory ({why})"
+    elif verdict == oa.HYPOTHESIS_ONLY:
+        f.claim = f"another process may hold GPU memory ({why})"
+        _demote(f, "the numbers do not tell the trainer from another process")
     else:
         _as_context(f, why)
 

@@ -33,6 +33,7 @@ _OLD = lazy_re(r"\((?:GPU|NPU|device) \d+; " + _SZ + r" total capacity; " + _SZ 
 
 FRAG_SHARE = 0.03  # reserved-but-unallocated below this share of the card: defragmenting would gain too little
 SELF_SLACK = 32 << 20  # rounding in the message: PyTorch's reserved bytes may print a little above NVML's usage
+CONTEXT_SHARE, CONTEXT_MAX = 1.25, 4 << 30  # a trainer's usage ≤ PyTorch's × this + this (CUDA context, NCCL …)
 ROUNDING = 16 << 20  # the message prints sizes to 2 decimals: sums within this (+0.5 %) of the request are a tie
 
 DIRECT_OK, HYPOTHESIS_ONLY, CONTRADICTED = "direct", "hypothesis", "contradicted"
@@ -120,13 +121,25 @@ def fragmentation(n: OomNumbers) -> Optional[Tuple[str, str]]:
                           f"the {human(r)} request; the run needed more memory than the card had left")
 
 
+def _could_be_trainer(n: OomNumbers, usage: int) -> bool:
+    """A process's usage covers PyTorch's own allocated + reserved memory (less rounding)."""
+    return n.pytorch is not None and usage >= n.pytorch * 0.99 - SELF_SLACK
+
+
+def _surely_trainer(n: OomNumbers, usage: int) -> bool:
+    """…and is no more than PyTorch plus a plausible context / NCCL / library overhead, or the card could not
+    hold both it and a separate trainer."""
+    pt = n.pytorch or 0
+    return _could_be_trainer(n, usage) and (usage <= pt * CONTEXT_SHARE + CONTEXT_MAX or
+                                            (n.total is not None and usage + pt > n.total))
+
+
 def trainer_pid(n: OomNumbers) -> Optional[str]:
     """The pid among "Process P" that is the trainer itself: when NVML did not name "this process", the process
-    whose usage covers PyTorch's own allocated + reserved memory (the smallest such one)."""
+    whose usage is PyTorch's own allocated + reserved memory plus its overhead (the smallest such one)."""
     if n.self_usage is not None or not n.processes or n.pytorch is None:
         return None
-    floor = n.pytorch * 0.99 - SELF_SLACK
-    cands = [(u, pid) for pid, u in n.processes if u >= floor]
+    cands = [(u, pid) for pid, u in n.processes if _surely_trainer(n, u)]
     return min(cands)[1] if cands else None
 
 
@@ -139,6 +152,11 @@ def other_processes(n: OomNumbers) -> Optional[Tuple[str, List[Tuple[str, int]],
         return None
     me = trainer_pid(n)
     others = [(pid, u) for pid, u in n.processes if pid != me]
+    if me is None and n.self_usage is None and any(_could_be_trainer(n, u) for _, u in others):
+        pid, u = next((pid, u) for pid, u in others if _could_be_trainer(n, u))
+        return HYPOTHESIS_ONLY, others, (f"process {pid} holds {human(u)}; it may be the trainer itself (PyTorch "
+                                         f"holds {human(n.pytorch)}, NVML did not name \"this process\") or "
+                                         "another process")
     if not others:
         pt = human(n.pytorch)
         return CONTRADICTED, [], (f"process {me} is the trainer itself, not another process: its "
