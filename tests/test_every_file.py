@@ -348,3 +348,12 @@ def test_vocabularies_and_hidden_files_are_not_logs(tmp_path):
     assert [log.path for log in bundle.logs] == ["train.log"]
     assert not any(".DS_Store" in n for n in bundle.notes)
     assert any("vocabularies, word or file lists: class_names, checkpoint-500/vocab.txt" in n for n in bundle.notes)
+
+
+def test_a_compressed_log_cut_off_mid_stream_gives_what_decompressed(tmp_path):
+    data = gzip.compress(_progress(20000).encode())
+    (tmp_path / "train.log.gz").write_bytes(data[:len(data) * 2 // 3])  # the writer was killed mid-file
+    bundle = collect(locate(str(tmp_path)))
+    assert any("train.log.gz: the .gz stream ends in an error" in n for n in bundle.notes)
+    last = bundle.logs[0].lines[-1]
+    assert last.line > 0.6 * 20000 * 2 / 3 and last.text.startswith(f"step {last.line - 1} ")
