@@ -32,7 +32,7 @@ MAX_FILES_READ = 64
 KIND_QUOTA = {"checkpoints": 16, "text": 12}
 DEFAULT_QUOTA = 8
 LOG_KINDS = ("logs", "text")
-LAST_RESORT = 8  # structured text files read as logs when no file of the run holds anything else
+LAST_RESORT = 8  # other text files (JSON documents, docs, word lists) read as logs when nothing else holds text
 PEEK_BYTES = 8192  # the end of each log is looked at for failure markers before the reading order is set
 PEEK_FILES = 256  # ... for at most this many logs (the oldest and the newest halves)
 # what the end of a log that holds a failure looks like (bytes; case matters where words would be too common)

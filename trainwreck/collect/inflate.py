@@ -126,6 +126,8 @@ class InflatedFile(BoundedFile):
         cost = COST[self.method]
         limit = (INFLATE_LIMIT if self.budget.inflate >= INFLATE_LIMIT else max(MIN_INFLATE, self.budget.inflate)) // cost
         stream = open_stream(self.method, _FdRaw(self.fd, self.disk_size))
+        # read1: what one decompressor step gives, so a stream that breaks off loses only that step's bytes
+        read = getattr(stream, "read1", stream.read)
         whole: Optional[List[bytes]] = []
         head: List[Tuple[int, bytes, int]] = []
         tail: List[Tuple[int, bytes, int]] = []
@@ -133,7 +135,7 @@ class InflatedFile(BoundedFile):
         span, next_at, total, nl, tail_bytes = CHUNK, HEAD_KEEP, 0, 0, 0
         try:
             while total < limit:
-                chunk = stream.read(min(CHUNK, limit - total))
+                chunk = read(min(CHUNK, limit - total))
                 if not chunk:
                     break
                 piece = (total, chunk, nl)
