@@ -76,29 +76,29 @@ _PHASE = {  # phase: (what the claim calls it, stage, family id, fixes, probe)
         "TORCH_DISTRIBUTED_DEBUG=DETAIL"),
     "training": (
         "training (its first step)", "runtime", None,
-        ["take a stack dump of the main process and its DataLoader workers while it is silent: it shows whether the "
-         "first batch, the first forward/backward or a collective never returned",
-         "rerun with num_workers=0: if the first step then runs, a DataLoader worker hangs (fork with open handles, "
-         "a lock, a shared-memory limit)"],
+        ["rerun with num_workers=0: if the first step then runs, a DataLoader worker hangs (fork with open handles, "
+         "a lock, a shared-memory limit)",
+         "take a stack dump of every process of the run while it is silent (py-spy dump --subprocesses): it shows "
+         "whether the first batch, the first forward/backward or a collective never returned"],
         "py-spy dump --subprocesses --pid <pid>  # while it is silent: the main process and each DataLoader worker"),
     "evaluation": (
         "evaluation / validation", "evaluation", None,
-        ["take a stack dump while it is silent: a validation DataLoader worker that hangs, or a metric sync that "
-         "only some ranks reach, shows there",
-         "rerun validation with num_workers=0 for the validation DataLoader, and in DDP make every rank run the "
-         "same evaluation loop (a collective inside a rank-0-only branch waits forever)"],
+        ["rerun validation with num_workers=0 for the validation DataLoader, and in DDP make every rank run the "
+         "same evaluation loop (a collective inside a rank-0-only branch waits forever)",
+         "take a stack dump of every rank while it is silent: a hung data fetch, or a metric sync that only some "
+         "ranks reach, shows there"],
         "py-spy dump --subprocesses --pid <pid>  # on every rank while validation is silent"),
     "checkpoint": (
         "a checkpoint save", "checkpoint", None,
-        ["take a stack dump while it is silent: a save waiting on storage (NFS, a full disk), on DataLoader workers "
-         "or on a collective that only rank 0 reaches shows there",
+        ["take a stack dump of every rank while it is silent: a save waiting on storage (NFS, a full disk), on the "
+         "data pipeline or on a collective that only rank 0 reaches shows there",
          "save from every rank's code path with a barrier outside any rank-0-only branch, to local disk first"],
         "py-spy dump --subprocesses --pid <pid>  # on every rank while the save is silent"),
     "data": (
         "data loading", "startup", "data-pipeline-deadlock",
         ["rerun with num_workers=0: if it then proceeds, a DataLoader worker hangs (fork with open handles or "
          "locks, a shared-memory limit in a container: --shm-size)",
-         "take a stack dump of the main process and each worker while it is silent"],
+         "take a stack dump of every process of the run while it is silent (py-spy dump --subprocesses)"],
         "py-spy dump --subprocesses --pid <pid>  # while loading is silent: the main process and each worker"),
 }
 _LATER = {"training": ("a training epoch or step", "runtime")}  # the same phase entered after progress
