@@ -24,6 +24,12 @@ def _diag(path):
     return diagnose(path if os.path.isabs(path) else os.path.join(FIX, path), probe=False).diagnosis.to_json()
 
 
+def _found(path):
+    """The detector's own findings on the run (before decide weighs them against the rest)."""
+    res = diagnose(path if os.path.isabs(path) else os.path.join(FIX, path), probe=False)
+    return [f for f in res.findings if f.id == ID]
+
+
 def _ours(d):
     return [c for c in ([d["primary_cause"]] if d["primary_cause"] else []) + d["causes"] if c.get("id") == ID]
 
@@ -94,6 +100,12 @@ def test_a_wait_line_between_progress_is_not_a_repeat(tmp_path):
     (tmp_path / "train.log").write_text("\n".join(lines) + "\n", encoding="utf-8")
     ours = _ours(_diag(str(tmp_path)))
     assert ours and "2 times" in ours[0]["summary"]
+    # two different waits in a row are not a repeat of one wait
+    lines = open(src, encoding="utf-8").read().splitlines()
+    lines[-2] = lines[-2].replace("num_workers_joined=", "worker_count=")  # torch 1.x's wording of another wait
+    (tmp_path / "train.log").write_text("\n".join(lines[:-1]) + "\n", encoding="utf-8")
+    found = _found(str(tmp_path))
+    assert found and found[0].label == "HYPOTHESIS"
 
 
 # --- controls
@@ -103,6 +115,7 @@ def test_completed_run_whose_last_entry_is_a_checkpoint_save_is_no_failure():
     d = _diag("control-hf-completed-after-save")
     assert d["outcome"]["outcome"] == "completed"
     assert d["classification"] == "unclear" and not _ours(d)
+    assert not _found("control-hf-completed-after-save"), "a completion after the entry: the run did not stop there"
     assert d["headline"].startswith("no failure found")
 
 
@@ -136,13 +149,18 @@ def test_an_error_after_the_entry_belongs_to_the_error(tmp_path):
     shutil.copy(os.path.join(FIX, "keras-epoch1", "train.log"), tmp_path / "train.log")
     with open(tmp_path / "train.log", "a", encoding="utf-8") as fh:
         fh.write("Segmentation fault (core dumped)\n")
-    assert not _ours(_diag(str(tmp_path)))
+    assert not _found(str(tmp_path))
 
 
 def test_another_log_that_keeps_moving_means_the_run_went_on(tmp_path):
     shutil.copy(os.path.join(FIX, "hf-running-training", "train.log"), tmp_path / "train.log")
     shutil.copy(os.path.join(FIX, "control-stops-mid-training", "train.log"), tmp_path / "rank1.log")
     assert not _ours(_diag(str(tmp_path)))
+    # a second log whose progress bar still moves (no metric values in it): the run went on as well
+    os.remove(tmp_path / "rank1.log")
+    (tmp_path / "rank1.log").write_text("  0%|          | 0/1125 [00:00<?, ?it/s]\n"
+                                        " 13%|█▎        | 150/1125 [01:02<06:44,  2.41it/s]\n", encoding="utf-8")
+    assert not _found(str(tmp_path))
 
 
 def test_too_many_lines_after_the_entry_is_not_an_entry_at_the_end(tmp_path):
