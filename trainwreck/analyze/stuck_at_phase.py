@@ -22,6 +22,7 @@ from typing import List, Optional, Tuple
 
 from trainwreck import lazy_re
 from trainwreck.analyze import outcome, stuck_after_init
+from trainwreck.analyze.signatures import scan
 from trainwreck.catalog import families
 from trainwreck.collect.bundle import Bundle
 from trainwreck.model import DIRECT, HYPOTHESIS, Finding, Line, LogText
@@ -49,7 +50,7 @@ _ANNOUNCE: List[Tuple[str, "re.Pattern[str]"]] = [
                          r"\s+(?:the\s+)?(?:training|train(?:ing)? loop)\b|\bstart running\b)|"
                          r"^\s*Epoch \d+/\d+\s*$")),
 ]
-_WAIT = lazy_re(r"(?i)\bwaiting (?:in|for|on|until|to)\b")
+_WAIT = lazy_re(r"(?i)\bwaiting (?:in|for|on|until|to)\b|\bwaiting [\d.]+ ?s(?:ec(?:ond)?s?)?\b")
 # a counter at zero: a progress bar that has not moved, step/iteration/epoch 0
 _ZERO = lazy_re(r"(?:^|[\s:|])0%\||\|\s*0/\d+|\b0/\d+\s*\[|\b0it \[|(?i:\b(?:global[_ ]step|step|iter(?:ation)?|batch|"
                 r"epoch)\b\s*[=:#\[(]?\s*0\b)")
@@ -101,6 +102,12 @@ _PHASE = {  # phase: (what the claim calls it, stage, family id, fixes, probe)
          "take a stack dump of every process of the run while it is silent (py-spy dump --subprocesses)"],
         "py-spy dump --subprocesses --pid <pid>  # while loading is silent: the main process and each worker"),
 }
+_PHASE["wait"] = (
+    "a wait (on a lock, a queue or another process)", "runtime", None,
+    ["take a stack dump while it waits: it names what it waits for (a file lock, a queue, another rank)",
+     "a file lock left by a killed run (e.g. a .lock file in the Hugging Face cache) blocks every later run: check "
+     "that no live process holds it (lsof <lock file>) before removing it"],
+    "py-spy dump --pid <pid>  # while it waits: the frame it is blocked in names what it waits for")
 _LATER = {"training": ("a training epoch or step", "runtime")}  # the same phase entered after progress
 
 
@@ -170,11 +177,11 @@ def _scan(log: LogText) -> Optional[dict]:
         k = last - 1
         while k >= 0 and _norm(tail[k].text) == key:
             waits, k = waits + 1, k - 1
-        if phase == "wait" and re.search(r"(?i)barrier|rendezvous|process group|rank", tail[last].text):
+        if phase == "wait" and re.search(r"(?i)barrier|rendezvous|process group", tail[last].text):
             phase = "distributed"
     before = log.head + [x for x in log.lines if x.line is None or tail[last].line is None
                          or x.line < tail[last].line]
-    return {"line": tail[last], "named": tail[named], "phase": phase or "training", "after": len(tail) - 1 - last,
+    return {"line": tail[last], "named": tail[named], "from": tail[min(named, last - waits + 1):], "phase": phase or "training", "after": len(tail) - 1 - last,
             "waits": waits, "progressed": any(advances(x.text) for x in before[-400:]),
             "distributed": any(_DIST.search(x.text[:2000]) and not _NOT_DIST.search(x.text[:2000])
                                for x in (log.head + log.lines)[-400:])}
@@ -205,6 +212,8 @@ def detect(bundle: Bundle) -> List[Finding]:
     if not hits or moving or _ended(bundle) or stuck_after_init.detect(bundle):
         return []
     log, hit = hits[0]
+    if any(h.count >= h.sig.min_count for h in scan(hit["from"]).values()):
+        return []  # the catalog reads the run's last lines with its own meaning (a stall warning, an error)
     other_metrics = any(p.source.path != log.path for ss in bundle.series.values() for s in ss for p in s.points)
     if other_metrics and not hit["progressed"]:
         return []  # a metrics file shows steps the log does not: the run got past this entry
@@ -223,9 +232,10 @@ def _finding(log: LogText, hit: dict) -> Finding:
             ", the log's last line")
     repeated = hit["waits"] >= 2
     if _WAIT.search(line.text):
-        claim = (f"stuck waiting in {what}: the same wait is logged {hit['waits']} times in a row with no progress "
+        in_what = " on a lock, a queue or another process" if phase == "wait" else f" in {what}"
+        claim = (f"stuck waiting{in_what}: the same wait is logged {hit['waits']} times in a row with no progress "
                  f"between the repeats ({log.path} {where}{tail})" if repeated else
-                 f"stuck waiting in {what}: {log.path} ends on a wait ({where}{tail}) with no progress, error, "
+                 f"stuck waiting{in_what}: {log.path} ends on a wait ({where}{tail}) with no progress, error, "
                  "completion or interruption after it (still hung, or killed while it waited)")
     else:
         claim = (f"stuck at the start of {what}: its entry is the last progress {log.path} shows ({where}{tail}), "
