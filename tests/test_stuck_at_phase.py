@@ -127,6 +127,11 @@ def test_completed_run_whose_last_entry_is_a_checkpoint_save_is_no_failure():
     assert d["headline"].startswith("no failure found")
 
 
+def test_a_save_that_reports_it_finished_is_not_where_the_run_stopped():
+    # HF's final save_model with no completion line after it: "Saving model checkpoint to" then "… saved in …"
+    assert not _found("control-final-save")
+
+
 def test_a_log_that_progresses_and_stops_mid_training_stays_a_hang_or_a_kill():
     d = _diag("control-stops-mid-training")
     assert d["classification"] == "unclear" and not _ours(d)

@@ -61,6 +61,8 @@ _METRIC = lazy_re(r"(?i)\b(?:\w*loss\w*|\w*acc(?:uracy)?|ppl|perplexity|m?AP(?:5
                   r"top[-_]?[15]\w*)['\"]?\s*[:=]\s*['\"]?[-+]?(?:\d|nan\b|inf\b)")
 _TROUBLE = lazy_re(r"Traceback|\w*Error\b|error:|Exception\b|Killed|killed by|FAILED|CANCELLED|Terminated|"
                    r"Segmentation fault|core dumped|Aborted|timed out|Timed out|TimeoutError")
+# a line after the entry that reports a phase finished: the run did not stop at that entry
+_DONE = lazy_re(r"(?i)\b(?:saved|done|finished|completed?|loaded|written|took|success(?:fully)?)\b")
 _DIST = lazy_re(r"(?i)\b(?:ddp|nccl|hccl|gloo|init_process_group|world_size|torchrun|torch\.distributed|"
                 r"local_rank|global_rank|distributed)\b")
 _NOT_DIST = lazy_re(r"(?i)\bnot using distributed\b|\bdistributed[_ ]?(?:mode|training)?\s*[:=]\s*(?:false|none|no)\b")
@@ -161,6 +163,8 @@ def _scan(log: LogText) -> Optional[dict]:
             break
     if last is None or len(tail) - 1 - last > AFTER:
         return None
+    if any(_DONE.search(x.text[:2000]) for x in tail[last + 1:]):
+        return None  # the phase it entered reports that it finished
     phase = entry(tail[last].text)
     named = last  # an anonymous bar at zero takes the phase of the announcement just before it
     j = last
