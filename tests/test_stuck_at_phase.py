@@ -81,6 +81,30 @@ def test_data_loading_and_distributed_phases_name_their_family():
     assert _diag("ddp-barrier-once")["primary_cause"]["family"]["id"] == "rendezvous-timeout"
 
 
+DISTRIBUTED_FIX = "the run is distributed"
+
+
+@pytest.mark.parametrize("name", ["hf-running-training", "lightning-validation", "keras-epoch1"])
+def test_a_single_process_run_gets_no_distributed_advice(name):
+    # HF prints "(w. parallel, distributed & accumulation)" and Lightning "LOCAL_RANK: 0" on one GPU too
+    assert DISTRIBUTED_FIX not in json.dumps(_diag(name)["fix_candidates"])
+
+
+def test_a_distributed_run_stuck_at_its_first_step_gets_the_collective_probe(tmp_path):
+    # Lightning's DDP setup lines (strategies/ddp.py, trainer/connectors), then the first epoch's bar at 0
+    (tmp_path / "train.log").write_text(
+        "Initializing distributed: GLOBAL_RANK: 0, MEMBER: 1/2\n"
+        "----------------------------------------------------------------------------------------------------\n"
+        "distributed_backend=nccl\n"
+        "All distributed processes registered. Starting with 2 processes\n"
+        "----------------------------------------------------------------------------------------------------\n"
+        "LOCAL_RANK: 0 - CUDA_VISIBLE_DEVICES: [0,1]\n"
+        "Epoch 0:   0%|          | 0/100 [00:00<?, ?it/s]\n", encoding="utf-8")
+    d = _diag(str(tmp_path))
+    assert d["classification"] == "stall" and d["primary_cause"]["id"] == ID
+    assert DISTRIBUTED_FIX in json.dumps(d["fix_candidates"])
+
+
 def test_repeated_identical_wait_lines_are_direct_evidence_of_a_wait():
     d = _diag("filelock-wait")  # filelock's "Lock … not acquired on …, waiting 0.05 seconds ..." four times
     assert d["classification"] == "stall"

@@ -64,7 +64,8 @@ _TROUBLE = lazy_re(r"Traceback|\w*Error\b|error:|Exception\b|Killed|killed by|FA
 # a line after the entry that reports a phase finished: the run did not stop at that entry
 _DONE = lazy_re(r"(?i)\b(?:saved|done|finished|completed?|loaded|written|took|success(?:fully)?)\b")
 _DIST = lazy_re(r"(?i)\b(?:ddp|nccl|hccl|gloo|init_process_group|world_size|torchrun|torch\.distributed|"
-                r"local_rank|global_rank|distributed)\b")
+                r"initializing distributed|distributed (?:init|mode|environment|backend|training|data ?parallel))\b|"
+                r"distributed_backend=")
 _NOT_DIST = lazy_re(r"(?i)\bnot using distributed\b|\bdistributed[_ ]?(?:mode|training)?\s*[:=]\s*(?:false|none|no)\b")
 _DIGITS = re.compile(r"\d+")
 
