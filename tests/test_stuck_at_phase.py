@@ -232,3 +232,13 @@ def test_what_counts_as_the_run_advancing(line, advances):
 ])
 def test_what_counts_as_a_phase_entry(line, phase):
     assert stuck_at_phase.entry(line) == phase
+
+
+def test_a_progress_bar_closing_after_a_traceback_is_not_a_stuck_phase():
+    """tqdm prints its bar once more when the exception unwinds it: the OOM is the failure, not a stall at step 0."""
+    from twtest import run_cli
+    p = run_cli("diagnose", os.path.join(ROOT, "examples", "runs", "oom-cuda"), "--no-probe", "--json")
+    d = json.loads(p.stdout)
+    assert d["classification"] == "OOM"
+    everything = json.dumps([d.get("terminal_events"), d.get("causes"), d.get("contributing_factors")])
+    assert "stuck at the start" not in everything

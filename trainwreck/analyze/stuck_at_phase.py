@@ -166,6 +166,11 @@ def _scan(log: LogText) -> Optional[dict]:
         return None
     if any(_DONE.search(x.text[:2000]) for x in tail[last + 1:]):
         return None  # the phase it entered reports that it finished
+    for x in reversed(tail[max(0, last - 12):last]):
+        if advances(x.text):
+            break
+        if _TROUBLE.search(x.text[:2000]) and not _WAIT.search(x.text):
+            return None  # an error just before the entry: the line after it is teardown (a progress bar closing)
     phase = entry(tail[last].text)
     named = last  # an anonymous bar at zero takes the phase of the announcement just before it
     j = last
