@@ -174,7 +174,7 @@ def resolve(bundle: Bundle, findings: List[Finding], cls: str, primary: Optional
         return _record("running", live, f"{live.claim} ({state})", p), False
     if failure:
         end = done or stop
-        why = f"a {cls} failure, found before the end of the run"
+        why = f"{'an' if cls in ('OOM', 'unclear') else 'a'} {cls} failure, found before the end of the run"
         if end is not None:
             why += f"; then {end.claim}" + (f" ({cite(end.evidence[0])})" if end.evidence else "")
         ev = primary.evidence[0] if primary is not None and primary.evidence else None
