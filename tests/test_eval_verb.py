@@ -43,3 +43,17 @@ def test_batches_show_first_look_next_to_now(tmp_path):
     assert "| b2 (200–299) | 1 | — | 0% |" in out
     assert "1 test-split misses not listed" in out
     assert "102-wrong-dev" in out and "201-wrong-test" not in out
+
+
+def test_the_outcome_line_counts_as_cited_evidence(tmp_path):
+    """An interrupted run's decisive line is the scheduler's, cited by the outcome record, not by a cause."""
+    c = tmp_path / "corpus" / "101-time-limit"
+    c.mkdir(parents=True)
+    (c / "slurm-77.out").write_text("".join(f"epoch {i} step {i * 100} loss {2.0 - i / 100:.3f}\n" for i in range(50))
+                                    + "slurmstepd: error: *** JOB 77 ON node12 CANCELLED AT 2026-11-02T04:13:55 "
+                                      "DUE TO TIME LIMIT ***\n")
+    (c / "case.json").write_text(json.dumps({"classification": "unclear", "outcome": "interrupted",
+                                             "cause": ["time limit"], "evidence_line": "DUE TO TIME LIMIT"}))
+    r = json.loads(run_cli("eval", str(tmp_path / "corpus"), "--json").stdout)
+    assert r["dev"]["outcome_accuracy"] == 1.0
+    assert r["dev"]["evidence_hit_rate"] == 1.0

@@ -4,7 +4,7 @@ A corpus is a folder of cases; each case folder holds the run's artifacts and a 
 `classification` (the true label), `cause` (lowercase phrases; the primary cause is a hit when one of them
 appears in its summary, signature id or meaning), and optionally `outcome` (failed, completed, interrupted,
 running, unknown) and `evidence_line` (a unique part of the decisive line: a hit when a cited evidence line of
-the primary cause or a ranked cause holds it).
+the primary cause, a ranked cause or the outcome holds it).
 
 Two optional files in the corpus make the figures honest:
   split.json    {"test": [case folders]}: the frozen test split. Its misses are not listed (only counted) unless
@@ -46,7 +46,7 @@ def _hit(diag: dict, phrases: List[str]) -> bool:
 
 def _evidence_hit(diag: dict, needle: str) -> bool:
     needle = needle.lower()
-    for c in [diag.get("primary_cause") or {}] + list(diag.get("causes") or []):
+    for c in [diag.get("primary_cause") or {}] + list(diag.get("causes") or []) + [diag.get("outcome") or {}]:
         if any(needle in str(e.get("text") or "").lower() for e in c.get("evidence") or []):
             return True
     return False
