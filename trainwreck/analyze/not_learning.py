@@ -181,15 +181,33 @@ def detect(bundle: Bundle) -> List[Finding]:
                                 "parameters, a loss that does not depend on them, every target masked)."))
     # a task metric pinned at its floor or ceiling while the loss barely moves
     moving = _loss_barely_moves(bundle) if pinned else None
-    if pinned and moving and not any(f.id == "metric.loss-exactly-zero" for f in out):
-        name, pts, _i, where = pinned[0]
-        others = [p[0] for p in pinned[1:]]
+    floors = [p for p in pinned if p[3] == "floor"]
+    # without a creeping loss, a floor still says "not learning" when it cannot be the start of a healthy run:
+    # several task metrics at exactly 0 together, one at 0 over 3+ evaluations, or an accuracy of exactly 0 (any
+    # chance level is above 0)
+    floor_alone = not moving and floors and (len(floors) >= 2 or len(floors[0][1]) >= 3
+                                             or floors[0][0] == "accuracy")
+    if pinned and (moving or floor_alone) and not any(f.id == "metric.loss-exactly-zero" for f in out):
+        chosen = pinned if moving else sorted(floors, key=lambda p: -len(p[1]))
+        name, pts, _i, where = chosen[0]
+        others = [p[0] for p in chosen[1:]]
         claim = (f"{name} stays at its {where} {fmt(pts[-1].value)} at every one of {len(pts)} evaluations "
                  f"({_at(pts[0])} to {_at(pts[-1])})" + (f", as do {', '.join(others[:4])}" if others else "")
-                 + f", while the loss barely moves ({moving})")
-        f = _finding("metric.task-metric-pinned", claim, len(pts), 0.65, [pts[0].source, pts[-1].source], pts[0],
-                            "The task metric never leaves its floor (or sits at a trivial ceiling) while the loss "
-                     "creeps: the model is not learning the task (labels, class count or loss wiring).")
+                 + (f", while the loss barely moves ({moving})" if moving else _loss_trend(bundle)))
+        f = _finding("metric.task-metric-pinned", claim, len(pts), 0.65 if moving else 0.5,
+                     [pts[0].source, pts[-1].source], pts[0],
+                     "The task metric never leaves its floor (or sits at a trivial ceiling) while the loss "
+                     "creeps or falls: the model is not learning the task (labels missing or misaligned, an empty "
+                     "validation set, class count or loss wiring).")
         f.confidence = round(f.confidence + min(0.1, 0.05 * len(others)), 2)  # several metrics pinned together
         out.append(f)
     return out
+
+
+def _loss_trend(bundle: Bundle) -> str:
+    """', while the loss falls (loss 2.84 → 1.14)' or ', with no loss series logged beside it'."""
+    pts = _finite(bundle.best_series("loss"))
+    if len(pts) < 2:
+        return ", with no loss series logged beside it" if not pts else f" (loss {fmt(pts[0].value)})"
+    a, b = pts[0].value, pts[-1].value
+    return f", while the loss {'falls' if b < a else 'does not fall'} (loss {fmt(a)} → {fmt(b)})"

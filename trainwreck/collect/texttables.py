@@ -2,7 +2,7 @@
 `epoch  train_loss  valid_loss  accuracy`, pandas-style dumps, `|`-separated progress tables).
 
 A row line carries no names, so the per-line parser cannot read it; this pass pairs rows with their header.
-Ultralytics' (YOLO) console tables are read too: the tqdm bar that ends each header or row is cut off, the
+Ultralytics' (YOLO) console tables are read too (YOLOv5/v7's `box obj cls total` loss columns, `mAP@.5`): the tqdm bar that ends each header or row is cut off, the
 `Box(P  R  mAP50  mAP50-95)` validation header names precision / recall / mAP columns, and an `epoch` cell
 `3/50` gives the epoch. Markdown tables (`| Training Loss | Epoch | Step | Validation Loss |`, the training
 results of an HF model card) are read too.
@@ -23,6 +23,8 @@ _STEP_COLS = {"step", "iter", "iteration", "global_step", "steps", "update", "up
 _BAR = lazy_re(r"(?::\s+|\s+)\d{1,3}%\|.*$")  # a tqdm bar at the end of a table line (`640: 100%|███| 69/69 …`)
 _RULE = lazy_re(r"^:?-{3,}:?$")
 _OF = lazy_re(r"^(\d+)/(\d+)$")  # `3/50`: the epoch of an Ultralytics row
+_AT = lazy_re(r"@(0?\.\d+)")
+_YOLO_PARTS = {"box", "obj", "cls", "dfl", "seg", "kpt", "kobj", "total"}
 _PAREN = {"box(p": "precision", "mask(p": "precision", "p": "precision", "r": "recall"}
 
 
@@ -34,7 +36,18 @@ def _cells(text: str) -> List[str]:
 
 def _name(cell: str) -> str:
     c = cell.rstrip("):").lower()
+    if "@" in c:  # YOLOv5/v7's `mAP@.5`, `mAP@.5:.95`
+        c = _AT.sub(lambda m: "50" if m.group(1) in (".5", "0.5") else m.group(1).lstrip("0."), c)
+        c = c.replace(":.95", "-95").replace(":0.95", "-95")
     return _PAREN.get(c, c).replace(" ", "_")  # `Training Loss` in a Markdown header
+
+
+def _yolo_losses(cells: List[str]) -> List[str]:
+    """YOLOv5/v7's training header (`Epoch gpu_mem box obj cls total labels img_size`) names its loss columns by
+    the component alone: they are the box / objectness / class losses and their total."""
+    if "gpu_mem" not in cells:
+        return cells
+    return [("loss" if c == "total" else c + "_loss") if c in _YOLO_PARTS else c for c in cells]
 
 
 def _num(cell: str) -> Optional[float]:
@@ -48,7 +61,7 @@ def _num(cell: str) -> Optional[float]:
 
 
 def _header(text: str) -> Optional[List[str]]:
-    cells = [_name(c) for c in _cells(text)]
+    cells = _yolo_losses([_name(c) for c in _cells(text)])
     if len(cells) < 2 or len(cells) > 30 or not all(_NAME.match(c) for c in cells):
         return None
     if not any(canonical(c) for c in cells):
