@@ -179,6 +179,18 @@ def detect(bundle: Bundle) -> List[Finding]:
                                 [run[0].source, run[-1].source], run[0],
                                 "No gradient reaches the parameters: nothing is trained (frozen or detached "
                                 "parameters, a loss that does not depend on them, every target masked)."))
+    # too few points for either rule alone, but the two together leave no doubt: the loss is exactly 0 and so is
+    # the gradient norm, at every point logged (one HF log line is enough)
+    lz = _finite(bundle.best_series("loss"))
+    if lz and g and not any(f.id in ("metric.loss-exactly-zero", "metric.gradnorm-zero") for f in out) \
+            and all(p.value == 0.0 for p in lz) and all(p.value == 0.0 for p in g):
+        n = min(len(lz), len(g))
+        out.append(_finding("metric.loss-and-gradnorm-zero", f"loss and grad_norm are both exactly 0 at every "
+                            f"logged point, from {_at(lz[0])}", n, 0.7,
+                            [lz[0].source, g[0].source], lz[0],
+                            "A loss of exactly 0 with a gradient norm of exactly 0 means no target contributes to "
+                            "the loss (every label masked to the ignore index, empty targets after truncation): "
+                            "nothing is trained."))
     # a task metric pinned at its floor or ceiling while the loss barely moves
     moving = _loss_barely_moves(bundle) if pinned else None
     floors = [p for p in pinned if p[3] == "floor"]
