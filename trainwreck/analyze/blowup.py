@@ -23,6 +23,7 @@ LOSS_FACTOR = 3.0
 SUSTAINED = (2.0, 1.3)  # peak ≥ 2× the minimum and every later point ≥ 1.3× it: the loss never came back
 IMPLAUSIBLE = 1000.0  # a finite loss this many times its own first value is no longer a loss a model can have
 IMPLAUSIBLE_ABS = 1e4  # … and this large: a loss that starts near 0 (a value or KL term) may grow 1000× and be fine
+ASTRONOMICAL = 1e10  # a finite loss this large (twice, or at the last point) has blown up, whatever it started at
 HUGE_GRAD = 1e8  # finite gradient norms this large mean the run has already blown up
 SHORT = 8  # fewer loss points than this: the shape detector says nothing, this module does
 FIXES = ["lower the learning rate 2–3×, or lengthen the warmup", "clip gradients at 1.0 (max_grad_norm / "
@@ -88,6 +89,14 @@ def _loss_rules(name: str, lp: List[Point], component: bool) -> List[Finding]:
                  f"magnitude above any loss this run started from{few_words(n)}")
         return [_finding("metric.loss-implausible", claim, points_confidence(n, 0.85),
                          [lp[i].source, lp[0].source, lp[-1].source], lp[i].step, component)]
+    astro = [p for p in lp if abs(p.value) >= ASTRONOMICAL]
+    if astro and (len(astro) >= 2 or astro[-1] is lp[-1]) and n < SHORT * 5:
+        top = max(astro, key=lambda p: abs(p.value))
+        claim = (f"{name} reaches {fmt(top.value)} at {_at(top)} ({len(astro)} of {n} points at or beyond "
+                 f"{ASTRONOMICAL:.0g} in magnitude, first at {_at(astro[0])}): finite, but no loss of a healthy run "
+                 f"is near that size{few_words(n)}")
+        return [_finding("metric.loss-astronomical", claim, max(0.45, points_confidence(n, 0.8)),
+                         [astro[0].source, top.source, lp[-1].source], astro[0].step, component)]
     if not 3 <= n < SHORT:
         return []
     i_lo = min(range(n), key=lambda i: lp[i].value)
