@@ -196,9 +196,14 @@ def detect(bundle: Bundle) -> List[Finding]:
     floors = [p for p in pinned if p[3] == "floor"]
     # without a creeping loss, a floor still says "not learning" when it cannot be the start of a healthy run:
     # several task metrics at exactly 0 together, one at 0 over 3+ evaluations, or an accuracy of exactly 0 (any
-    # chance level is above 0)
-    floor_alone = not moving and floors and (len(floors) >= 2 or len(floors[0][1]) >= 3
-                                             or floors[0][0] == "accuracy")
+    # chance level is above 0). While the loss falls fast a single metric at 0 is a run still warming up (mAP
+    # is 0 for a detector's first epochs): then every task metric logged, at least three, must sit at 0.
+    lp = _finite(bundle.best_series("loss"))
+    falls_fast = len(lp) >= 2 and lp[0].value > 0 and lp[-1].value < 0.8 * lp[0].value
+    if falls_fast:
+        floor_alone = len(floors) >= 3 and len(floors) == len(_task_series(bundle))
+    else:
+        floor_alone = bool(floors) and (len(floors) >= 2 or len(floors[0][1]) >= 3 or floors[0][0] == "accuracy")
     if pinned and (moving or floor_alone) and not any(f.id == "metric.loss-exactly-zero" for f in out):
         chosen = pinned if moving else sorted(floors, key=lambda p: -len(p[1]))
         name, pts, _i, where = chosen[0]
@@ -214,6 +219,11 @@ def detect(bundle: Bundle) -> List[Finding]:
         f.confidence = round(f.confidence + min(0.1, 0.05 * len(others)), 2)  # several metrics pinned together
         out.append(f)
     return out
+
+
+def _task_series(bundle: Bundle) -> List[str]:
+    """The task metrics (and accuracy) the run logs with at least 2 finite points."""
+    return [n for n in bundle.series if (n == "accuracy" or role(n) == "task") and len(_finite(bundle.best_series(n))) >= 2]
 
 
 def _loss_trend(bundle: Bundle) -> str:
