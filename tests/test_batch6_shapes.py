@@ -233,3 +233,26 @@ def test_a_raw_cudamalloc_out_of_memory_is_an_oom_not_a_crash(tmp_path):
     _r, rep = run(tmp_path)
     assert rep["classification"] == "OOM"
     assert rep["outcome"]["outcome"] == "failed"
+
+
+# -- policy KL ----------------------------------------------------------------------------------------------------
+# baselines' pposgd_simple prints `fmt_row(13, loss_names)` then one row per optimisation epoch (tests/corpus/054)
+
+def ppo1_table(kls):
+    head = " | ".join("%13s" % n for n in ("pol_surr", "pol_entpen", "vf_loss", "kl", "ent"))
+    rows = [" | ".join("%13s" % v for v in (f"{0.9 - 0.1 * i:.5f}", "0.00000", "1.73e+05", f"{k:.5f}", "-0.34684"))
+            for i, k in enumerate(kls)]
+    return "********* Iteration 10 ************\nOptimizing...\n" + "\n".join([head] + rows) + "\n"
+
+
+def test_a_policy_kl_that_jumps_a_hundredfold_within_one_update_is_a_divergence(tmp_path):
+    (tmp_path / "train.log").write_text(ppo1_table([0.01685, 1.75743, 3.79148, 4.34279]))
+    r, rep = run(tmp_path)
+    assert rep["classification"] == "divergence"
+    assert "metric.kl-blowup" in ids(r)
+
+
+def test_a_policy_kl_that_grows_slowly_is_not_a_blowup(tmp_path):
+    (tmp_path / "train.log").write_text(ppo1_table([0.01, 0.012, 0.015, 0.02, 0.024, 0.03]))
+    r, _rep = run(tmp_path)
+    assert "metric.kl-blowup" not in ids(r)
