@@ -256,3 +256,28 @@ def test_a_policy_kl_that_grows_slowly_is_not_a_blowup(tmp_path):
     (tmp_path / "train.log").write_text(ppo1_table([0.01, 0.012, 0.015, 0.02, 0.024, 0.03]))
     r, _rep = run(tmp_path)
     assert "metric.kl-blowup" not in ids(r)
+
+
+# -- unnamed per-iteration values --------------------------------------------------------------------------------
+# `print(f"Iter {i}: {loss:.6f}")`, quoted in a run report's code block (tests/corpus/514)
+
+def counter_report(values, word="loss"):
+    body = "\n".join(f"Iter {it:4d}: {v:.6f}" for it, v in values)
+    return f"# Baseline run\n\nThe {word} over training:\n\n```\n{body}\n```\n\nTraceback-free run, lr 0.001.\n"
+
+
+RISE = [(1, 0.245), (500, 0.089), (1000, 0.075), (1500, 0.0712), (1600, 0.0754), (2000, 0.0989), (3000, 0.157),
+        (5000, 0.255), (8000, 0.3146), (10000, 0.29997)]
+
+
+def test_unnamed_iteration_values_in_a_report_that_names_the_loss_are_its_loss(tmp_path):
+    (tmp_path / "run_report.md").write_text(counter_report(RISE))
+    r, rep = run(tmp_path)
+    assert rep["classification"] == "divergence"
+    assert len(r.bundle.series["loss"][0].points) == len(RISE)
+
+
+def test_unnamed_iteration_values_are_not_guessed_when_no_loss_is_named(tmp_path):
+    (tmp_path / "run_report.md").write_text(counter_report(RISE, word="PSNR"))
+    r, _rep = run(tmp_path)
+    assert "loss" not in r.bundle.series

@@ -23,6 +23,10 @@ _STEP_COLS = {"step", "iter", "iteration", "global_step", "steps", "update", "up
 _BAR = lazy_re(r"(?::\s+|\s+)\d{1,3}%\|.*$")  # a tqdm bar at the end of a table line (`640: 100%|███| 69/69 …`)
 _RULE = lazy_re(r"^:?-{3,}:?$")
 _OF = lazy_re(r"^(\d+)/(\d+)$")  # `3/50`: the epoch of an Ultralytics row
+_COUNTER = lazy_re(r"(?i)^\s*(?:iter(?:ation)?|step|epoch)\s+(\d+)\s*:\s*([-+]?(?:\d+\.\d*|\.\d+)(?:e[-+]?\d+)?|nan|inf)"
+                   r"(?![\w.])")
+_KEYED = lazy_re(r"[=:]\s*[-+]?\d")  # another `key: value` later on the line: not an unnamed value
+COUNTER_LINES = 3
 _AT = lazy_re(r"@(0?\.\d+)")
 _YOLO_PARTS = {"box", "obj", "cls", "dfl", "seg", "kpt", "kobj", "total"}
 _PAREN = {"box(p": "precision", "mask(p": "precision", "p": "precision", "r": "recall"}
@@ -69,8 +73,32 @@ def _header(text: str) -> Optional[List[str]]:
     return cells
 
 
+def counter_rows(lines: List[Line]) -> Iterator[Tuple[Line, Optional[int], Dict[str, float]]]:
+    """`Iter 1600: 0.075390` lines (`print(f"Iter {i}: {loss:.6f}")`, a run report quoting them): a counter and one
+    unnamed value. Read as the loss, only when at least COUNTER_LINES such lines exist and the text names a loss
+    and no other metric is logged that way; the unnamed value is never guessed to be anything else."""
+    hits = []
+    for line in lines:
+        if len(line.text) > 200 or ":" not in line.text:
+            continue
+        m = _COUNTER.match(line.text)
+        if m is not None and not _KEYED.search(line.text, m.end()):
+            hits.append((line, int(m.group(1)), _num(m.group(2))))
+    if len(hits) < COUNTER_LINES or not any("loss" in ln.text.lower() for ln in lines[:2000]):
+        return
+    for line, step, v in hits:
+        if v is not None:
+            yield line, step, {"loss": v}
+
+
 def rows(lines: List[Line]) -> Iterator[Tuple[Line, Optional[int], Dict[str, float]]]:
-    """(row line, step, {canonical metric: value}) for every table row found under a metric header."""
+    """(row line, step, {canonical metric: value}) for every table row found under a metric header, then the
+    unnamed per-iteration values of `counter_rows`."""
+    yield from _table_rows(lines)
+    yield from counter_rows(lines)
+
+
+def _table_rows(lines: List[Line]) -> Iterator[Tuple[Line, Optional[int], Dict[str, float]]]:
     header: Optional[List[str]] = None
     for line in lines:
         text = line.text
