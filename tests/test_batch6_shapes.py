@@ -281,3 +281,13 @@ def test_unnamed_iteration_values_are_not_guessed_when_no_loss_is_named(tmp_path
     (tmp_path / "run_report.md").write_text(counter_report(RISE, word="PSNR"))
     r, _rep = run(tmp_path)
     assert "loss" not in r.bundle.series
+
+
+def test_a_yolo_excerpt_that_starts_inside_the_table_reads_its_first_row(tmp_path):
+    rows = [(41, float("nan"), 0.0152, 0.0, float("nan")), (42, float("nan"), 0.0151, 0.0, float("nan"))]
+    text = yolo_log(rows, [(0.85, 0.54, 0.61, 0.33)] * 2)
+    cut = text.split("\n", 1)[1]  # the excerpt begins with epoch 41's row, its header cut off
+    (tmp_path / "train.log").write_text(cut)
+    _r, rep = run(tmp_path)
+    assert rep["classification"] == "NaN"
+    assert rep["primary_cause"]["evidence"][0]["line"] == 1

@@ -27,6 +27,7 @@ _COUNTER = lazy_re(r"(?i)^\s*(?:iter(?:ation)?|step|epoch)\s+(\d+)\s*:\s*([-+]?(
                    r"(?![\w.])")
 _KEYED = lazy_re(r"[=:]\s*[-+]?\d")  # another `key: value` later on the line: not an unnamed value
 COUNTER_LINES = 3
+PENDING_ROWS = 8  # lines above a log's first table header looked at as rows of that table
 _AT = lazy_re(r"@(0?\.\d+)")
 _YOLO_PARTS = {"box", "obj", "cls", "dfl", "seg", "kpt", "kobj", "total"}
 _PAREN = {"box(p": "precision", "mask(p": "precision", "p": "precision", "r": "recall"}
@@ -100,6 +101,8 @@ def rows(lines: List[Line]) -> Iterator[Tuple[Line, Optional[int], Dict[str, flo
 
 def _table_rows(lines: List[Line]) -> Iterator[Tuple[Line, Optional[int], Dict[str, float]]]:
     header: Optional[List[str]] = None
+    seen_header = False
+    before: List[Line] = []  # rows above the first header: an excerpt that starts inside a table
     for line in lines:
         text = line.text
         if len(text) > 400:
@@ -108,8 +111,19 @@ def _table_rows(lines: List[Line]) -> Iterator[Tuple[Line, Optional[int], Dict[s
         h = _header(text) if _ALPHA.search(text) else None
         if h:
             header = h
+            seen_header = True
+            left = []
+            for b in before:  # a repeated header (YOLO prints one per epoch) names the rows cut above it
+                got = _row(header, _cells(b.text))
+                if got and got[1]:
+                    yield b, got[0], got[1]
+                else:
+                    left.append(b)
+            before = left
             continue
         if header is None:
+            if not seen_header and len(before) < PENDING_ROWS and text.strip():
+                before.append(line)
             continue
         cells = _cells(text)
         if cells and all(_RULE.match(c) for c in cells):
@@ -117,26 +131,36 @@ def _table_rows(lines: List[Line]) -> Iterator[Tuple[Line, Optional[int], Dict[s
         if len(cells) != len(header):
             header = None if cells else header
             continue
-        values: Dict[str, float] = {}
-        step = None
-        numeric = 0
-        for name, cell in zip(header, cells):
-            v = _num(cell)
-            if v is None:
-                of = _OF.match(cell) if name == "epoch" else None
-                if of is not None:
-                    values["epoch"] = float(of.group(1))
-                    numeric += 1
-                continue
-            numeric += 1
-            if name.lower() in _STEP_COLS and math.isfinite(v) and step is None:
-                step = int(v)
-                continue
-            c = canonical(name)
-            if c and c not in values:
-                values[c] = v
-        if numeric * 2 < len(cells):  # mostly words: not a row of this table
+        got = _row(header, cells)
+        if got is None:  # mostly words: not a row of this table
             header = None
             continue
-        if values:
-            yield line, step, values
+        if got[1]:
+            yield line, got[0], got[1]
+
+
+def _row(header: List[str], cells: List[str]) -> Optional[Tuple[Optional[int], Dict[str, float]]]:
+    """(step, {canonical metric: value}) of a row of the table under `header`; None when it is not one."""
+    if len(cells) != len(header):
+        return None
+    values: Dict[str, float] = {}
+    step = None
+    numeric = 0
+    for name, cell in zip(header, cells):
+        v = _num(cell)
+        if v is None:
+            of = _OF.match(cell) if name == "epoch" else None
+            if of is not None:
+                values["epoch"] = float(of.group(1))
+                numeric += 1
+            continue
+        numeric += 1
+        if name.lower() in _STEP_COLS and math.isfinite(v) and step is None:
+            step = int(v)
+            continue
+        c = canonical(name)
+        if c and c not in values:
+            values[c] = v
+    if numeric * 2 < len(cells):
+        return None
+    return step, values
