@@ -291,3 +291,10 @@ def test_a_yolo_excerpt_that_starts_inside_the_table_reads_its_first_row(tmp_pat
     _r, rep = run(tmp_path)
     assert rep["classification"] == "NaN"
     assert rep["primary_cause"]["evidence"][0]["line"] == 1
+
+
+def test_a_config_with_a_list_of_learning_rates_is_not_a_history(tmp_path):
+    (tmp_path / "train.log").write_text("epoch 1 loss: 0.9\nepoch 2 loss: 0.7\nepoch 3 loss: 0.5\n")
+    (tmp_path / "schedule.json").write_text(json.dumps({"lr": [0.1, 0.01, 0.001], "milestones": [30, 60]}, indent=2))
+    r, _rep = run(tmp_path)
+    assert not any(s.path == "schedule.json" for ss in r.bundle.series.values() for s in ss)
