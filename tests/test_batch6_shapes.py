@@ -298,3 +298,15 @@ def test_a_config_with_a_list_of_learning_rates_is_not_a_history(tmp_path):
     (tmp_path / "schedule.json").write_text(json.dumps({"lr": [0.1, 0.01, 0.001], "milestones": [30, 60]}, indent=2))
     r, _rep = run(tmp_path)
     assert not any(s.path == "schedule.json" for ss in r.bundle.series.values() for s in ss)
+
+
+# -- outcome of a failure seen only in the metrics ---------------------------------------------------------------
+
+def test_a_metrics_only_failure_is_failed_when_the_log_shows_the_run_stopping(tmp_path):
+    text = tf_slim([6936561161601024.0, 0.0784, 0.0913, 3369519150006272.0, 0.0614, 0.0839, 0.0503])
+    (tmp_path / "train.log").write_text(text + "Early stopping: loss has not improved for 1800 steps. Stopping.\n")
+    _r, rep = run(tmp_path)
+    assert rep["classification"] == "divergence" and rep["outcome"]["outcome"] == "failed"
+    (tmp_path / "train.log").write_text(text)  # the excerpt ends mid-training: how it ended is not shown
+    _r, rep = run(tmp_path)
+    assert rep["classification"] == "divergence" and rep["outcome"]["outcome"] == "unknown"

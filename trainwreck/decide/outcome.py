@@ -17,6 +17,7 @@ from __future__ import annotations
 import shlex
 from typing import Any, Dict, List, Optional, Tuple
 
+from trainwreck import lazy_re
 from trainwreck.analyze.outcome_progress import run_progress
 from trainwreck.collect.bundle import Bundle
 from trainwreck.decide.headline import not_learning
@@ -24,6 +25,8 @@ from trainwreck.decide.timeline import StepIndex, when
 from trainwreck.model import Finding, Source, cite
 
 NO_FAILURE_MAX_CONFIDENCE = 0.3
+_ENDING = lazy_re(r"(?i)\b(?:stop(?:ped|ping|s)?|finish(?:ed|ing)?|done|complete[ds]?|exit(?:ed|ing)?|abort(?:ed)?|"
+                  r"kill(?:ed)?|terminat(?:ed|ing)|error|exception|interrupt(?:ed)?|shutting down|end of training)\b")
 SURVIVABLE = ("crash", "OOM", "stall")  # failures a message reports: a run that completed after one survived it
 _WHO = {"user": "by the user (Ctrl-C / SIGINT)", "time-limit": "by the scheduler at its time limit",
         "preemption": "by a preemption (the scheduler gave its resources to another job)",
@@ -172,7 +175,7 @@ def resolve(bundle: Bundle, findings: List[Finding], cls: str, primary: Optional
     if live is not None:
         state = "alive and progressing" if live.outcome_by == "progressing" else "alive but not progressing"
         return _record("running", live, f"{live.claim} ({state})", p), False
-    if failure and done is None and stop is None and _metrics_only(primary, findings):
+    if failure and done is None and stop is None and _metrics_only(primary, findings) and _ends_in_progress(bundle):
         ev = primary.evidence[0] if primary.evidence else None
         rec = _record("unknown", None, f"a {cls} failure in the logged metrics; no line shows how the run ended "
                                        "(no error, exit or completion message)", p)
@@ -206,6 +209,16 @@ def _metrics_only(primary: Optional[Finding], findings: List[Finding]) -> bool:
     if primary is None or not primary.id.startswith("metric."):
         return False
     return not any(f.signature for f in findings if f.role == "cause")
+
+
+def _ends_in_progress(bundle: Bundle) -> bool:
+    """No log ends on words that say the run stopped (`Early stopping … Stopping.`, `Training finished`, an error):
+    the files stop in the middle of training and do not show how it ended."""
+    for log in bundle.logs:
+        last = next((ln.text for ln in reversed(log.lines or log.head or []) if ln.text.strip()), None)
+        if last is not None and _ENDING.search(last):
+            return False
+    return True
 
 
 def headline(rec: Dict[str, Any]) -> Optional[str]:
