@@ -215,6 +215,8 @@ def test_one_large_but_plausible_loss_is_not_astronomical(tmp_path):
 
 def test_loss_is_and_loss_for_x_is_lines_are_read():
     assert extract("Loss is: 0.176090 done")[1] == {"loss": 0.17609}
+    assert extract("Loss is: 0.185401.")[1] == {"loss": 0.185401}  # a value that ends the sentence
+    assert extract("torch version: 1.2.3") is None
     assert extract("loss for discriminator is 1381222842368.000000  D cost is -624456368128.0")[1] == {
         "discriminator_loss": 1381222842368.0}
     assert extract("Size of doc_token dict is 0") is None
