@@ -205,6 +205,8 @@ def test_astronomical_finite_loss_spikes_are_a_divergence(tmp_path):
     r, rep = run(tmp_path)
     assert rep["classification"] == "divergence"
     assert "metric.loss-astronomical" in ids(r)
+    # a metric point's evidence carries the line it was read from: the reader sees the decisive line itself
+    assert "global step 1300: loss = 6936561161601024.0000" in rep["primary_cause"]["evidence"][0]["text"]
 
 
 def test_one_large_but_plausible_loss_is_not_astronomical(tmp_path):
