@@ -38,6 +38,8 @@ class Source:
                                  "value": json_number(self.value)}
             if self.line is not None:
                 d["line"] = self.line
+            if self.text:
+                d["text"] = self.text  # the line the value was read from, as cited (redacted like every line)
             return d
         d = {"path": self.path, "line": self.line, "text": self.text}
         if self.line is None and self.byte is not None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import shlex
 from typing import Any, Dict, List, Optional, Tuple
 
+from trainwreck import lazy_re
 from trainwreck.analyze.outcome_progress import run_progress
 from trainwreck.collect.bundle import Bundle
 from trainwreck.decide.headline import not_learning
@@ -24,6 +25,8 @@ from trainwreck.decide.timeline import StepIndex, when
 from trainwreck.model import Finding, Source, cite
 
 NO_FAILURE_MAX_CONFIDENCE = 0.3
+_ENDING = lazy_re(r"(?i)\b(?:stop(?:ped|ping|s)?|finish(?:ed|ing)?|done|complete[ds]?|exit(?:ed|ing)?|abort(?:ed)?|"
+                  r"kill(?:ed)?|terminat(?:ed|ing)|error|exception|interrupt(?:ed)?|shutting down|end of training)\b")
 SURVIVABLE = ("crash", "OOM", "stall")  # failures a message reports: a run that completed after one survived it
 _WHO = {"user": "by the user (Ctrl-C / SIGINT)", "time-limit": "by the scheduler at its time limit",
         "preemption": "by a preemption (the scheduler gave its resources to another job)",
@@ -172,6 +175,12 @@ def resolve(bundle: Bundle, findings: List[Finding], cls: str, primary: Optional
     if live is not None:
         state = "alive and progressing" if live.outcome_by == "progressing" else "alive but not progressing"
         return _record("running", live, f"{live.claim} ({state})", p), False
+    if failure and done is None and stop is None and _metrics_only(primary, findings) and _ends_in_progress(bundle):
+        ev = primary.evidence[0] if primary.evidence else None
+        rec = _record("unknown", None, f"a {cls} failure in the logged metrics; no line shows how the run ended "
+                                       "(no error, exit or completion message)", p)
+        rec["cite"] = cite(ev) if ev else ""
+        return rec, False
     if failure:
         end = done or stop
         why = f"{'an' if cls in ('OOM', 'unclear') else 'a'} {cls} failure, found before the end of the run"
@@ -192,6 +201,24 @@ def resolve(bundle: Bundle, findings: List[Finding], cls: str, primary: Optional
     return _record("unknown", None, "no line says that the run completed or was stopped, and no live process "
                                     "was found" if bundle.probes.get("live", 0) is None else
                    "no line says that the run completed or was stopped (the live-process probe was not run)", p), False
+
+
+def _metrics_only(primary: Optional[Finding], findings: List[Finding]) -> bool:
+    """The failure is a shape of the metrics (a NaN, a blow-up, a loss that does not learn) and no error message
+    was logged: the files show the run going wrong, not how it ended."""
+    if primary is None or not primary.id.startswith("metric."):
+        return False
+    return not any(f.signature for f in findings if f.role == "cause")
+
+
+def _ends_in_progress(bundle: Bundle) -> bool:
+    """No log ends on words that say the run stopped (`Early stopping … Stopping.`, `Training finished`, an error):
+    the files stop in the middle of training and do not show how it ended."""
+    for log in bundle.logs:
+        last = next((ln.text for ln in reversed(log.lines or log.head or []) if ln.text.strip()), None)
+        if last is not None and _ENDING.search(last):
+            return False
+    return True
 
 
 def headline(rec: Dict[str, Any]) -> Optional[str]:
