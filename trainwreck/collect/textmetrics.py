@@ -48,10 +48,6 @@ _DARKNET = lazy_re(r"^\s*(\d+)(?:, [\d.]+)?: (" + _NUM + r"), (" + _NUM + r") av
 # HF's `trainer.log_metrics("train", metrics)` block after "***** train metrics *****":
 # `print(f"  {key: <{k_width}} = {value:>{v_width}}")` — its train_loss is the run average, like the summary dict's.
 _HF_TRAIN_METRICS_LOSS = lazy_re(r"^  train_loss +=  *\S+\s*$")
-# `print(f"Iter {i}: {loss:.6f}")`: an iteration counter and one bare decimal, nothing named after it. A script
-# that prints a single number per iteration prints its loss; the rest of the line may be a comment, never a
-# second `key: value` / `key=value`.
-_BARE_ITER = lazy_re(r"(?i)^\s*(?:iter(?:ation)?|step)\s*#?\s*(\d+)\s*:\s*([-+]?\d+\.\d+(?:[eE][-+]?\d+)?)(?=\s|$)[^=:]*$")
 _SCALE_TO = lazy_re(r"(?:reducing|setting|set|lowering|decreasing|dropping)(?: the)?(?: loss)?(?: scale)? to:? *("
                        + _NUM + r")(?![\w.])")
 
@@ -293,12 +289,7 @@ def extract(text: str) -> Optional[Result]:
                         return got
             return None
         low = _candidate(text)
-        got = None if low is None else _segment(text, low)
-        if got is None and low is not None and ("iter" in low or "step" in low):
-            m = _BARE_ITER.match(text)
-            if m is not None:
-                return int(m.group(1)), {"loss": float(m.group(2))}
-        return got
+        return None if low is None else _segment(text, low)
     except Exception:  # garbage in: no metrics, never a crash of the reader
         return None
 
