@@ -24,6 +24,7 @@ _LEVEL = lazy_re(
     r"\[(?:WARNING|WARN|W)\b"  # [WARNING] (logging, torch._dynamo), [W socket.cpp:…] (c10)
     r"|(?:^|[\s|:])(?:WARNING|WARN)(?::|\s+[-|]|\s*\|)"  # WARNING:root: · - WARNING - · | WARNING |
     r"|^\s*W\d{4} \d\d:\d\d:\d\d"  # glog: W1129 11:04:57.123456
+    r"|(?:^|\d: )W \S+\.\w+:\d+\]"  # TensorFlow: 2020-09-24 21:35:23.363348: W tensorflow/…/bfc_allocator.cc:246]
     r"|\b[A-Z]\w*Warning: ")  # warnings.warn: file.py:12: UserWarning: …
 _EXC = lazy_re(r"\b[A-Z]\w*(?:Error|Exception|Failed|Interrupt)\b")
 _TQDM = lazy_re(r"\|\s*(\d+)/(\d+) \[")  # tqdm: ` 45%|████▌     | 9/20 [00:10<00:12, …]`
