@@ -182,3 +182,25 @@ def test_conda_not_initialised_is_not_the_launcher_missing(tmp_path):
     """Only the program that starts training: conda's own shell-setup complaint is no launcher-not-found."""
     d = _run(tmp_path, "job.e", SLURM_E + "  " + _bar(11) + "\n")
     assert _primary_id(d) != "launcher-not-found"
+
+
+def _frozen_after(fall, frozen):
+    """The PaiNN runs' lines: a train line and a validation line per epoch."""
+    def epoch(e, v):
+        return (f"Epoch [{e}/650], Train Loss: 0.0009, Train L1 Loss: 0.1971\n"
+                f"Epoch [{e}/650], Validation Loss: 0.0017, Validation L1: {v:.4f}, Smoothed Validation Loss: 0.0017\n")
+    return "".join(epoch(e, 0.5746 * 0.95 ** e) for e in range(1, fall + 1)) + \
+        "".join(epoch(e, 0.5746 * 0.95 ** fall) for e in range(fall + 1, fall + frozen + 1))
+
+
+def test_a_loss_component_that_fell_and_then_froze_is_not_called_not_learning(tmp_path):
+    """Once the crash-class warnings of a finished run are survived, its frozen tail (converged, or the lr at 0)
+    must not become 'not learning'."""
+    d = _run(tmp_path, "train.log", DYNAMO + _frozen_after(15, 120))
+    assert d["classification"] != "stall", d["headline"]
+
+
+def test_a_loss_component_frozen_from_the_start_is_still_not_learning(tmp_path):
+    """Control: the same frozen value from the first epoch is a run that never learned."""
+    d = _run(tmp_path, "train.log", _frozen_after(0, 120))
+    assert d["classification"] == "stall", d["headline"]
