@@ -204,3 +204,26 @@ def test_a_loss_component_frozen_from_the_start_is_still_not_learning(tmp_path):
     """Control: the same frozen value from the first epoch is a run that never learned."""
     d = _run(tmp_path, "train.log", _frozen_after(0, 120))
     assert d["classification"] == "stall", d["headline"]
+
+
+def test_a_failed_launch_that_another_attempt_follows_is_not_the_failure(tmp_path):
+    """The job script tried `python` (not on PATH), then `python3` ran the training."""
+    text = "/var/spool/slurmd/job4242/slurm_script: line 12: python: command not found\n" + _iters(1, 30)
+    d = _run(tmp_path, "slurm-4242.out", text)
+    assert d["classification"] != "crash", d["headline"]
+
+
+def test_an_import_error_above_the_lsf_resource_summary_is_still_the_crash(tmp_path):
+    """Control: the numbers of LSF's resource summary after the traceback are no training steps."""
+    tb = ("Traceback (most recent call last):\n  File \"/zhome/u/ML_final/main.py\", line 28, in run\n"
+          "    from big_vision_test import big_vision_test, update_fn\n"
+          "ImportError: cannot import name 'update_fn' from 'big_vision_test' (/zhome/u/ML_final/big_vision_test.py)\n")
+    summary = LSF_RUNLIMIT.replace("TERM_RUNLIMIT: job killed after reaching LSF run time limit.\n", "").replace(
+        "exit code 140", "exit code 1").replace("    Run time :", "    Max Memory :                                 191 MB\n"
+                                                "    Average Memory :                             191.00 MB\n"
+                                                "    Total Requested Memory :                     65536.00 MB\n"
+                                                "    Delta Memory :                               65345.00 MB\n"
+                                                "    Max Processes :                              4\n"
+                                                "    Run time :")
+    d = _run(tmp_path, "test_save_0.out", tb + summary)
+    assert d["classification"] == "crash", d["headline"]

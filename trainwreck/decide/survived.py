@@ -2,11 +2,13 @@
 
 - A warning-level line (logging `[WARNING]` / `WARNING:` / ` - WARNING - `, c10's `[W file.cpp:N]`, glog's
   `W1129 11:04:57`, Python's `…Warning:`) that training progress follows in the same file is a message the run
-  survived; so is a bare exception line (no traceback around it) that progress follows.
+  survived; so is a bare exception line (no traceback around it), or a catalog message that the launch failed
+  (`python: command not found`, a missing module at startup), that progress follows: another attempt ran.
 - An exception the program itself logged at warning level (torch._dynamo's "WON'T CONVERT … BackendCompilerFailed"
   before it falls back to eager) was caught: it is no crash even when the log stops after it.
-- Progress means at least two advancing steps after the line: a loss series' points or a tqdm counter. One
-  progress bar after a traceback is tqdm closing as the exception unwinds (teardown), not the run going on.
+- Progress means at least two advancing steps after the line: series points that carry a step or epoch, or a
+  tqdm counter (a scheduler's resource summary holds numbers, not steps). One progress bar after a traceback
+  is tqdm closing as the exception unwinds (teardown), not the run going on.
 - NaN and divergence are never survived: a loss that went non-finite or ran away is the run's failure even when
   steps go on being logged. Wrappers (a launcher's report that a child failed) keep their meaning.
 
@@ -65,10 +67,10 @@ def progress_after(bundle: Bundle, after: Source) -> Optional[Source]:
                   if p.source.path == after.path and p.source.line is not None and after.line is not None
                   and p.source.line > after.line), key=lambda p: p.source.line or 0)
     seen: Dict[float, Source] = {}
-    for p in pts:
-        key = float(p.step) if p.step is not None else float(p.source.line or 0)
-        seen.setdefault(key, p.source)
-    if len(seen) >= MIN_STEPS_AFTER:
+    for p in pts:  # only points placed on the training timeline: a job report's numbers are no steps
+        if p.step is not None:
+            seen.setdefault(float(p.step), p.source)
+    if len(seen) >= MIN_STEPS_AFTER and max(seen) > min(seen):
         return seen[min(seen)]
     lines = [ln for log in bundle.logs if log.path == after.path
              for ln in log.head + [x for w in (log.middle or []) for x in w] + log.lines]
@@ -89,7 +91,8 @@ def _went_on(bundle: Bundle, f: Finding) -> Optional[str]:
     if not lines:
         return None
     warned = all(warning_level(e.text) for e in lines)
-    if not warned and f.kind != "exception-line":
+    startup = f.signature is not None and f.stage == "startup" and f.kind == "signature"
+    if not warned and f.kind != "exception-line" and not startup:
         return None
     last = max(lines, key=_key)
     nxt = progress_after(bundle, last)
