@@ -157,6 +157,8 @@ def detect(bundle: Bundle) -> List[Finding]:
                                 "model gets no training signal."))
             continue
         need = 4 if len(run) < 10 else 3 if len(run) < 30 else 2
+        if i > 0 and min(p.value for p in pts[:i]) > 0 and v > 0 and max(p.value for p in pts[:i]) > 1.5 * v:
+            continue  # it learned first (fell well below where it started) and then froze: converged or lr at 0
         if _digits(v) < need:
             continue  # a value printed with few digits repeats by rounding alone
         claim = (f"{name} is constant at {v!r} (every printed digit) over {len(run)} points, {_at(run[0])} to "

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import List, Optional
 
 from trainwreck.collect.bundle import Bundle
-from trainwreck.decide import fold, outcome, score, timeline, views
+from trainwreck.decide import fold, outcome, score, survived, timeline, views
 from trainwreck.decide.fixes import rank_fixes
 from trainwreck.decide.headline import finding_json, headline, not_learning, terminal_json
 from trainwreck.decide.next_steps import rollback
@@ -59,6 +59,7 @@ def decide(bundle: Bundle, findings: List[Finding]) -> Diagnosis:
     findings = fold.fold_timeouts(findings, score.strength)
     findings = fold.demote_wrappers(findings)
     findings = fold.spikes_are_divergence(findings)
+    findings = survived.demote_survived(bundle, findings)  # messages the run went on past
     ended = outcome.end_of_run(findings, outcome.markers(findings))  # how the run was stopped: never its cause
     ended_ids = {id(f) for f in ended}
     weighed = [f for f in findings if id(f) not in ended_ids and f.kind != "outcome"]
