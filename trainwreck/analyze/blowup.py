@@ -23,6 +23,8 @@ LOSS_FACTOR = 3.0
 SUSTAINED = (2.0, 1.3)  # peak ≥ 2× the minimum and every later point ≥ 1.3× it: the loss never came back
 IMPLAUSIBLE = 1000.0  # a finite loss this many times its own first value is no longer a loss a model can have
 IMPLAUSIBLE_ABS = 1e4  # … and this large: a loss that starts near 0 (a value or KL term) may grow 1000× and be fine
+ASTRONOMICAL = 1e10  # a finite loss this large (twice, or at the last point) has blown up, whatever it started at
+KL_JUMP, KL_BIG, KL_WINDOW = 100.0, 1.0, 5  # ×100 within 5 points, to at least 1 nat
 HUGE_GRAD = 1e8  # finite gradient norms this large mean the run has already blown up
 SHORT = 8  # fewer loss points than this: the shape detector says nothing, this module does
 FIXES = ["lower the learning rate 2–3×, or lengthen the warmup", "clip gradients at 1.0 (max_grad_norm / "
@@ -88,6 +90,14 @@ def _loss_rules(name: str, lp: List[Point], component: bool) -> List[Finding]:
                  f"magnitude above any loss this run started from{few_words(n)}")
         return [_finding("metric.loss-implausible", claim, points_confidence(n, 0.85),
                          [lp[i].source, lp[0].source, lp[-1].source], lp[i].step, component)]
+    astro = [p for p in lp if abs(p.value) >= ASTRONOMICAL]
+    if astro and (len(astro) >= 2 or astro[-1] is lp[-1]) and n < SHORT * 5:
+        top = max(astro, key=lambda p: abs(p.value))
+        claim = (f"{name} reaches {fmt(top.value)} at {_at(top)} ({len(astro)} of {n} points at or beyond "
+                 f"{ASTRONOMICAL:.0g} in magnitude, first at {_at(astro[0])}): finite, but no loss of a healthy run "
+                 f"is near that size{few_words(n)}")
+        return [_finding("metric.loss-astronomical", claim, max(0.45, points_confidence(n, 0.8)),
+                         [astro[0].source, top.source, lp[-1].source], astro[0].step, component)]
     if not 3 <= n < SHORT:
         return []
     i_lo = min(range(n), key=lambda i: lp[i].value)
@@ -164,6 +174,33 @@ def _grad_rules(bundle: Bundle, gp: List[Point], lp: List[Point]) -> List[Findin
     return out
 
 
+def _kl_rules(kp: List[Point]) -> List[Finding]:
+    """A policy's KL to its old / reference policy that jumped KL_JUMP× within a few points to KL_BIG nats and
+    stayed there: one update moved the policy far away (a PPO / RLHF policy collapse). Short series only, where
+    a slow healthy growth of a summed KL cannot be mistaken for it."""
+    if not 3 <= len(kp) < SHORT * 5:
+        return []
+    i, base = next(((k, p) for k, p in enumerate(kp) if p.value > 0), (None, None))
+    if base is None:
+        return []  # measured from the first positive value: later ones are already part of any rise
+    top = next((p for p in kp[i + 1:i + 1 + KL_WINDOW] if p.value >= KL_JUMP * base.value and p.value >= KL_BIG),
+               None)
+    if top is None or not all(p.value >= KL_JUMP / 10 * base.value for p in kp[kp.index(top):]):
+        return []
+    n = len(kp)
+    claim = (f"kl jumped {fmt(base.value)} → {fmt(top.value)} (×{fmt(top.value / base.value)}) from "
+             f"{_at(base)} to {_at(top)} and stayed up ({fmt(kp[-1].value)} at {_at(kp[-1])}): the policy "
+             f"moved far from the one it was updated from{few_words(n)}")
+    return [Finding(id="metric.kl-blowup", claim=claim, label=DIRECT, confidence=points_confidence(n, 0.75),
+                    evidence=[top.source, base.source, kp[-1].source], suggests="divergence", role="cause",
+                    stage="runtime", order=top.step, kind="divergence", verify_skill="loss-spike-rollback",
+                    fixes=["lower the policy learning rate, or the number of optimisation epochs per batch",
+                           "stop the update early when the KL passes a target (target_kl), or clip harder",
+                           "rewind to the last checkpoint before the jump"],
+                    meaning="The KL between the new and the old policy exploded within one update: the policy "
+                            "collapsed instead of improving (a policy-gradient divergence).")]
+
+
 def detect(bundle: Bundle) -> List[Finding]:
     loss = bundle.best_series("loss")
     if _has_nonfinite(loss):
@@ -192,6 +229,8 @@ def detect(bundle: Bundle) -> List[Finding]:
             label = name + (f" on {s.path.rsplit('[', 1)[1].rstrip(']')}" if s.path.endswith("]") and "[rank " in s.path
                             else "")
             out.extend(_loss_rules(label, pts, component and bool(falls)))
+    if not out:
+        out.extend(_kl_rules(_finite(bundle.best_series("kl"))))
     if not out and len(lp) == 2 and lp[0].value > 0 and lp[1].value >= 2 * lp[0].value:
         acc = _finite(bundle.best_series("accuracy"))
         collapsed = len(acc) >= 2 and acc[0].value > 0 and acc[-1].value <= 0.5 * acc[0].value

@@ -179,17 +179,57 @@ def detect(bundle: Bundle) -> List[Finding]:
                                 [run[0].source, run[-1].source], run[0],
                                 "No gradient reaches the parameters: nothing is trained (frozen or detached "
                                 "parameters, a loss that does not depend on them, every target masked)."))
+    # too few points for either rule alone, but the two together leave no doubt: the loss is exactly 0 and so is
+    # the gradient norm, at every point logged (one HF log line is enough)
+    lz = _finite(bundle.best_series("loss"))
+    if lz and g and not any(f.id in ("metric.loss-exactly-zero", "metric.gradnorm-zero") for f in out) \
+            and all(p.value == 0.0 for p in lz) and all(p.value == 0.0 for p in g):
+        n = min(len(lz), len(g))
+        out.append(_finding("metric.loss-and-gradnorm-zero", f"loss and grad_norm are both exactly 0 at every "
+                            f"logged point, from {_at(lz[0])}", n, 0.7,
+                            [lz[0].source, g[0].source], lz[0],
+                            "A loss of exactly 0 with a gradient norm of exactly 0 means no target contributes to "
+                            "the loss (every label masked to the ignore index, empty targets after truncation): "
+                            "nothing is trained."))
     # a task metric pinned at its floor or ceiling while the loss barely moves
     moving = _loss_barely_moves(bundle) if pinned else None
-    if pinned and moving and not any(f.id == "metric.loss-exactly-zero" for f in out):
-        name, pts, _i, where = pinned[0]
-        others = [p[0] for p in pinned[1:]]
+    floors = [p for p in pinned if p[3] == "floor"]
+    # without a creeping loss, a floor still says "not learning" when it cannot be the start of a healthy run:
+    # several task metrics at exactly 0 together, one at 0 over 3+ evaluations, or an accuracy of exactly 0 (any
+    # chance level is above 0). While the loss falls fast a single metric at 0 is a run still warming up (mAP
+    # is 0 for a detector's first epochs): then every task metric logged, at least three, must sit at 0.
+    lp = _finite(bundle.best_series("loss"))
+    falls_fast = len(lp) >= 2 and lp[0].value > 0 and lp[-1].value < 0.8 * lp[0].value
+    if falls_fast:
+        floor_alone = len(floors) >= 3 and len(floors) == len(_task_series(bundle))
+    else:
+        floor_alone = bool(floors) and (len(floors) >= 2 or len(floors[0][1]) >= 3 or floors[0][0] == "accuracy")
+    if pinned and (moving or floor_alone) and not any(f.id == "metric.loss-exactly-zero" for f in out):
+        chosen = pinned if moving else sorted(floors, key=lambda p: -len(p[1]))
+        name, pts, _i, where = chosen[0]
+        others = [p[0] for p in chosen[1:]]
         claim = (f"{name} stays at its {where} {fmt(pts[-1].value)} at every one of {len(pts)} evaluations "
                  f"({_at(pts[0])} to {_at(pts[-1])})" + (f", as do {', '.join(others[:4])}" if others else "")
-                 + f", while the loss barely moves ({moving})")
-        f = _finding("metric.task-metric-pinned", claim, len(pts), 0.65, [pts[0].source, pts[-1].source], pts[0],
-                            "The task metric never leaves its floor (or sits at a trivial ceiling) while the loss "
-                     "creeps: the model is not learning the task (labels, class count or loss wiring).")
+                 + (f", while the loss barely moves ({moving})" if moving else _loss_trend(bundle)))
+        f = _finding("metric.task-metric-pinned", claim, len(pts), 0.65 if moving else 0.5,
+                     [pts[0].source, pts[-1].source], pts[0],
+                     "The task metric never leaves its floor (or sits at a trivial ceiling) while the loss "
+                     "creeps or falls: the model is not learning the task (labels missing or misaligned, an empty "
+                     "validation set, class count or loss wiring).")
         f.confidence = round(f.confidence + min(0.1, 0.05 * len(others)), 2)  # several metrics pinned together
         out.append(f)
     return out
+
+
+def _task_series(bundle: Bundle) -> List[str]:
+    """The task metrics (and accuracy) the run logs with at least 2 finite points."""
+    return [n for n in bundle.series if (n == "accuracy" or role(n) == "task") and len(_finite(bundle.best_series(n))) >= 2]
+
+
+def _loss_trend(bundle: Bundle) -> str:
+    """', while the loss falls (loss 2.84 → 1.14)' or ', with no loss series logged beside it'."""
+    pts = _finite(bundle.best_series("loss"))
+    if len(pts) < 2:
+        return ", with no loss series logged beside it" if not pts else f" (loss {fmt(pts[0].value)})"
+    a, b = pts[0].value, pts[-1].value
+    return f", while the loss {'falls' if b < a else 'does not fall'} (loss {fmt(a)} → {fmt(b)})"

@@ -11,12 +11,14 @@ from typing import Dict, List, Optional, Tuple
 
 from trainwreck.collect.inflate import sniff_head
 from trainwreck.collect.safeio import BoundedFile, Entry, Skip, looks_binary
-from trainwreck.collect.sniff import SNIFF_BYTES, doc_shows_a_run, suffix_kind, text_kind
+from trainwreck.collect.sniff import SNIFF_BYTES, doc_shows_a_run, json_document_kind, suffix_kind, text_kind
 
 SNIFF_FILES = 1024
 SHOWN = 4  # files named per reason in the note
+SOURCE_PEEKS = 4096  # source files whose first 64 bytes are looked at (a JSON document under a .py name)
 # which reader reads each kind of text the sniff finds
-READER_OF = {"log": "logs", "jsonl": "jsonl", "csv": "csvmetrics"}
+READER_OF = {"log": "logs", "jsonl": "jsonl", "csv": "csvmetrics", "trainer_state": "trainer_state",
+             "history": "json_history"}
 REASONS = (("binary", "binary"), ("unreadable", "could not be opened"),
            ("structured", "structured data no reader reads (JSON/YAML/TOML/XML)"), ("source", "source code"),
            ("doc", "documentation that shows no run (no traceback, metrics or scheduler report)"),
@@ -65,9 +67,23 @@ def _kind_of(root: str, entry: Entry, name: str) -> Tuple[str, Optional[str]]:
     kind = text_kind(name, head)
     if kind == "doc":  # a scheduler's report sits at the end of a job's output: look there too
         return ("log", None) if doc_shows_a_run(_text(head) + "\n" + _text(_tail(root, entry))) else ("doc", "doc")
+    if kind in ("structured", "source"):
+        doc = json_document_kind(head)  # a trainer state or a metric history, whatever the file is called
+        if doc:
+            return doc, None
     if kind in ("structured", "source", "data"):
         return kind, kind
     return kind, None
+
+
+def _opens_a_json_object(root: str, entry: Entry) -> bool:
+    """The file's first bytes start a JSON object with a quoted key (no program text starts so)."""
+    try:
+        with BoundedFile(root, entry.abspath) as f:
+            head = f.peek(0, 64).lstrip()
+    except Skip:
+        return False
+    return head[:1] == b"{" and head[1:].lstrip()[:1] == b'"'
 
 
 def _text(b: bytes) -> str:
@@ -88,7 +104,7 @@ def classify(root: str, entries: List[Entry], modules: Dict[str, object],
              skipped: Skipped) -> List[Tuple[Entry, object]]:
     """(entry, reader) for each file of `entries` (none claimed by name) that the content says is evidence."""
     out: List[Tuple[Entry, object]] = []
-    opened = 0
+    opened = peeks = 0
     for entry in sorted(entries, key=lambda e: (e.rel.count("/"), -e.mtime, e.rel)):
         name = entry.rel.rsplit("/", 1)[-1]
         if name.startswith("."):  # .gitignore, .DS_Store: a tool's or an editor's, not the run's
@@ -97,6 +113,9 @@ def classify(root: str, entries: List[Entry], modules: Dict[str, object],
         if name.startswith("events.out.tfevents"):
             skipped.add("binary", entry.rel)  # TensorBoard's record format: no reader for it here
             continue
+        if by_name == "source" and entry.regular and entry.size and peeks < SOURCE_PEEKS:
+            peeks += 1  # a JSON document saved under a source file's name: its content decides
+            by_name = None if _opens_a_json_object(root, entry) else by_name
         if by_name in ("media", "source") or name.lower().endswith(ARCHIVES):
             skipped.add("source" if by_name == "source" else "media", entry.rel)
             continue

@@ -56,7 +56,10 @@ _NOT_MEASURED = frozenset({"weight", "weights", "type", "coef", "coeff", "scale"
 _LOSS_WORD = lazy_re(r"(?:^|[_/. ])loss(?:es)?(?:$|[_/. ])|^(?:l1|l2|mse|mae|bce|ce|kld|ctc)$")
 _TASK = lazy_re(r"^(?:metrics/)?(?:decode[._])?(?:map(?:50|75)?(?:-95)?|b(?:box)?_?map(?:50|75)?|m?iou|mean_iou|aacc|"
                 r"f1(?:_score)?|top-?[15](?:_acc(?:uracy)?)?|acc(?:uracy)?(?:[_\-.]?(?:seg|top[15]|[15]|cls))?|dice|"
-                r"bleu|auc|precision|recall)(?:\([bm]\))?$")
+                r"bleu|auc|precision|recall|f_?score|macro[_\-]f(?:1|_?score))(?:\([bm]\))?$")
+# a task metric qualified by what it scores (`en-fr_mt_bleu`, `bbox_f1`, `seg_miou`): BLEU, F-scores, mAP and IoU
+# only (`grad_acc` is a setting, not an accuracy)
+_QUALIFIED_TASK = lazy_re(r"^(?:[a-z0-9\-]+_){1,3}(?:bleu|f1|f_?score|macro[_\-]f(?:1|_?score)|m?iou|map(?:50|75)?(?:-95)?)$")
 _REWARD = lazy_re(r"^(?:objective/|env/|rewards?/)?(?:frac_reward_zero_std|rewards?(?:[_/](?:std|mean))?|"
                   r"reward_std|scores?(?:[_/]std)?)$")
 _KL = lazy_re(r"^(?:objective/|policy/|ppo/policy/)?(?:approx_?kl|kl(?:_div(?:ergence)?)?)$")
@@ -86,7 +89,8 @@ def extra(name: str) -> Optional[str]:
         return b
     if "kl" in base and _KL.match(base):
         return None if ev else "kl"
-    if _TASK.match(base.replace("(b)", "").replace("(m)", "") if "(" in base else base):
+    if _TASK.match(base.replace("(b)", "").replace("(m)", "") if "(" in base else base) or (
+            "_" in base and _QUALIFIED_TASK.match(base)):
         return key.replace("metrics/", "").replace("(b)", "").replace("(m)", "")
     if ("loss" in base or len(base) <= 3) and _LOSS_WORD.search(base) and not ev:
         words = set(base.replace("/", "_").replace(".", "_").split("_"))

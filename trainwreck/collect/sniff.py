@@ -74,6 +74,27 @@ def doc_shows_a_run(text: str) -> bool:
     return False
 
 
+_LIST_KEY = lazy_re(rb'"([^"\\]{1,60})"\s*:\s*\[\s*(?:-?\d|NaN\b|-?Infinity\b)')
+
+
+_NOT_HISTORY = {None, "lr", "epoch", "throughput", "memory", "loss_scale"}
+
+
+def json_document_kind(head: bytes) -> Optional[str]:
+    """'trainer_state' (an HF Trainer state: `log_history`) or 'history' (a Keras-style dict of per-epoch metric
+    lists) for the first bytes of a JSON document, whatever the file is called; None for any other document."""
+    start = head.lstrip()[:1]
+    if start not in (b"{", b"["):
+        return None
+    if b'"log_history"' in head:
+        return "trainer_state"
+    from trainwreck.collect.metricnames import canonical
+    if start == b"{" and any(canonical(m.group(1).decode("utf-8", "replace")) not in _NOT_HISTORY
+                             for m in _LIST_KEY.finditer(head)):
+        return "history"  # (a list of learning rates or epochs alone is a config's schedule, not a history)
+    return None
+
+
 def suffix_kind(name: str) -> Optional[str]:
     """'media', 'source', 'structured' or 'doc' when the suffix says what to expect, else None (sniff the
     content)."""

@@ -1,7 +1,7 @@
 """Metrics printed as free text: one log line in, (step, {canonical metric: value}) out.
 
 Many failed runs leave their metrics only in stdout: HF Trainer dicts, Megatron/DeepSpeed iteration lines,
-nanoGPT `iter N: loss x`, tqdm postfixes, Keras epoch bars, `key=value` / `key: value` progress lines.
+nanoGPT `iter N: loss x`, tqdm postfixes, Keras epoch bars, `key=value` / `key: value` / `key -> value` (XLM) / `loss is 0.17` progress lines.
 `extract` runs on every line of a log, so it rejects a non-metric line with a few substring tests before
 any regular expression runs, and it never raises.
 
@@ -29,7 +29,7 @@ _NUM = (r"[-+]?(?:\d{1,3}(?:,\d{3})+(?![\d.])|(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+
         r"|[-+]?(?:nan|NaN|NAN|Infinity|infinity|inf|Inf|INF)(?![A-Za-z])")
 _TAIL = r"(?P<unit>[KMGT]i?B)?(?P<tail>/[ \t]*\d+|[:%]|(?=[\s,;|)\]}'\"]|$))"
 # `key=value` / `key: value`: found at the separator; the key is read backwards from there (see _pairs).
-_SEPVAL = lazy_re(r"[=:][ \t]*(?:tensor\(|\[\(?|\()?(?P<val>" + _NUM + r")" + _TAIL)
+_SEPVAL = lazy_re(r"(?:[=:]|(?<= )->|(?<= )is:?(?= ))[ \t]*(?:tensor\(|\[\(?|\()?(?P<val>" + _NUM + r")" + _TAIL)
 # The key, matched on the reversed line from just before the separator: optional blanks and closing quote,
 # then up to 7 words separated by single spaces, each a whole word that starts (in reading order) with a
 # letter, or a `(unit)` word.
@@ -145,12 +145,18 @@ def _plan(text: str, low: str) -> Plan:
     """The metric name behind each `key: value` match and each `key value` match of a line (None: not a
     metric). Lines printed by one logging call share their plan, so it is computed once per layout."""
     sep: List[Optional[str]] = []
-    if "=" in text or ":" in text:
+    if "=" in text or ":" in text or "->" in text or " is " in text:
         rev = text[::-1]
         n = len(text)
         for m in _SEPVAL.finditer(text):
             k = _RKEY.match(rev, n - m.start())
-            sep.append(_resolve(k.group(1)[::-1]) if k is not None else None)
+            key = k.group(1)[::-1] if k is not None else None
+            if key is not None and " for " in key:  # `loss for discriminator is 1.4e12`: the discriminator's loss
+                what, whose = key.rsplit(" for ", 1)
+                whose = whose.replace(" ", "_")
+                key = (whose if whose.lower().endswith("loss") else f"{whose}_loss") if what.lower().endswith(
+                    "loss") else key
+            sep.append(_resolve(key) if key is not None else None)
     ws: List[Optional[str]] = []
     if "loss " in low or "lr " in low or "step" in low or "iter" in low or "epoch " in low or "loss\t" in low:
         for m in _WSPAIR.finditer(low):
@@ -263,7 +269,7 @@ def _candidate(text: str) -> Optional[str]:
     if not ("loss" in low or "lr" in low or "learning" in low or "grad" in low or "norm" in low
             or "scale" in low or "iter" in low or "step" in low or "epoch" in low or "/s" in low
             or "per_s" in low or "per s" in low or "throughput" in low or "mem" in low or "acc" in low
-            or "avg" in low or "skipped" in low or "wps" in low):
+            or "avg" in low or "skipped" in low or "wps" in low or "bleu" in low or "score" in low):
         return None
     if _DIGIT.search(text) is None and "nan" not in low and "inf" not in low:
         return None
@@ -275,7 +281,7 @@ def extract(text: str) -> Optional[Result]:
 
     `\\r`-separated tqdm updates: the last segment that has metrics wins. Never raises."""
     try:
-        if "=" not in text and ":" not in text and "scale to" not in text and not (
+        if "=" not in text and ":" not in text and "scale to" not in text and " is " not in text and not (
                 ("oss " in text or "oss\t" in text or "OSS " in text) and _WS_ONLY.search(text)):
             return None  # (an epoch summary such as `| epoch 003 | loss 7.512 | ppl 182.5` has no separator)
         if "\r" in text:

@@ -172,6 +172,12 @@ def resolve(bundle: Bundle, findings: List[Finding], cls: str, primary: Optional
     if live is not None:
         state = "alive and progressing" if live.outcome_by == "progressing" else "alive but not progressing"
         return _record("running", live, f"{live.claim} ({state})", p), False
+    if failure and done is None and stop is None and _metrics_only(primary, findings):
+        ev = primary.evidence[0] if primary.evidence else None
+        rec = _record("unknown", None, f"a {cls} failure in the logged metrics; no line shows how the run ended "
+                                       "(no error, exit or completion message)", p)
+        rec["cite"] = cite(ev) if ev else ""
+        return rec, False
     if failure:
         end = done or stop
         why = f"{'an' if cls in ('OOM', 'unclear') else 'a'} {cls} failure, found before the end of the run"
@@ -192,6 +198,14 @@ def resolve(bundle: Bundle, findings: List[Finding], cls: str, primary: Optional
     return _record("unknown", None, "no line says that the run completed or was stopped, and no live process "
                                     "was found" if bundle.probes.get("live", 0) is None else
                    "no line says that the run completed or was stopped (the live-process probe was not run)", p), False
+
+
+def _metrics_only(primary: Optional[Finding], findings: List[Finding]) -> bool:
+    """The failure is a shape of the metrics (a NaN, a blow-up, a loss that does not learn) and no error message
+    was logged: the files show the run going wrong, not how it ended."""
+    if primary is None or not primary.id.startswith("metric."):
+        return False
+    return not any(f.signature for f in findings if f.role == "cause")
 
 
 def headline(rec: Dict[str, Any]) -> Optional[str]:
