@@ -172,3 +172,31 @@ def test_caffe_healthy_components_and_a_hard_batch_near_zero_are_not_a_jump(tmp_
     lines = [f"iter {i}: loss {v}" for i, v in enumerate([2.3, 0.5, 0.01, 0.0004, 0.0003, 0.6, 0.0004, 0.0003])]
     r, _ = run(write(tmp_path, lines))
     assert "metric.loss-order-jump" not in ids(r)
+
+
+# -- RL: an Atari reward still at the random-policy level ------------------------------------------------------
+# ikostrikov/pytorch-a2c-ppo-acktr-gail main.py: "Updates {}, num timesteps {}, FPS {} \n Last {} training episodes:
+# mean/median reward {:.1f}/{:.1f}, min/max reward {:.1f}/{:.1f}\n" (tests/corpus/618)
+
+def a2c_lines(rewards, every=80000):
+    return [f"Updates {k * 1000}, num timesteps {(k + 1) * every}, FPS 1828 \n Last 10 training episodes: "
+            f"mean/median reward {r:.1f}/{r:.1f}, min/max reward -21.0/{r + 1:.1f}, entropy 1.77331, "
+            f"value loss 0.02498, policy loss 0.03232" for k, r in enumerate(rewards)]
+
+
+def test_pong_reward_at_the_random_level_after_800k_steps_is_not_learning(tmp_path):
+    (tmp_path / "cmdline.txt").write_text('python main.py --env-name "PongNoFrameskip-v4"\n')
+    r, js = run(write(tmp_path, a2c_lines([-20.8, -20.5, -20.9, -20.4] * 3)))
+    assert "metric.rl-reward-at-random-level" in ids(r)
+    assert js["classification"] == "stall"
+
+
+def test_pong_early_or_learning_or_another_game_is_not_flagged(tmp_path):
+    (tmp_path / "cmdline.txt").write_text('python main.py --env-name "PongNoFrameskip-v4"\n')
+    r, _ = run(write(tmp_path, a2c_lines([-20.6], every=5000)))  # 5k steps: every agent starts there
+    assert "metric.rl-reward-at-random-level" not in ids(r)
+    r, _ = run(write(tmp_path, a2c_lines([-20.6, -19.0, -15.2, -9.8])))  # climbing away from -20.7
+    assert "metric.rl-reward-at-random-level" not in ids(r)
+    (tmp_path / "cmdline.txt").write_text('python main.py --env-name "SeaquestNoFrameskip-v4"\n')
+    r, _ = run(write(tmp_path, a2c_lines([1600.0, 1700.0])))
+    assert "metric.rl-reward-at-random-level" not in ids(r)
