@@ -25,9 +25,9 @@ from trainwreck.model import DIRECT, Finding, Line
 
 _NUM = r"([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)"
 _SEP = r"\]?\s*[:=]?\s*"
-_D = lazy_re(r"(?i)(?<![A-Za-z])(?:loss_?d|d_?loss|err_?d|d loss|discriminator(?: loss| error)?)(?![A-Za-z])"
+_D = lazy_re(r"(?i)(?<![A-Za-z])(loss_?d|d_?loss|err_?d|d loss|discriminator(?: loss| error)?)(?![A-Za-z])"
              + _SEP + _NUM)
-_G = lazy_re(r"(?i)(?<![A-Za-z])(?:loss_?g|g_?loss|err_?g|g loss|generator(?: loss| error)?)(?![A-Za-z])"
+_G = lazy_re(r"(?i)(?<![A-Za-z])(loss_?g|g_?loss|err_?g|g loss|generator(?: loss| error)?)(?![A-Za-z])"
              + _SEP + _NUM)
 _HEADER = lazy_re(r"(?i)^\s*(\w[\w ]*?)\s*/\s*(\w[\w ]*?)\s*$")
 _ROW = lazy_re(r"^\s*" + _NUM + r"\s*/\s*" + _NUM + r"\s*$")
@@ -47,10 +47,11 @@ def _side(name: str) -> Optional[str]:
     return None
 
 
-def pairs(bundle: Bundle) -> List[Tuple[Line, float, float]]:
-    """(line, D loss, G loss) for every GAN progress line, in log order."""
-    out: List[Tuple[Line, float, float]] = []
+def pairs(bundle: Bundle) -> List[Tuple[Line, float, float, str, str]]:
+    """(line, D loss, G loss, D's name, G's name as printed) for every GAN progress line, in log order."""
+    out: List[Tuple[Line, float, float, str, str]] = []
     table: Optional[Tuple[str, str]] = None  # the sides of the columns of a `G / D` table being read
+    names = ("", "")  # the table's column names, D's first
     for i, line in enumerate(bundle.all_lines()):
         if i >= MAX_LINES:
             break
@@ -60,17 +61,19 @@ def pairs(bundle: Bundle) -> List[Tuple[Line, float, float]]:
             if table is not None:
                 a, b = float(row.group(1)), float(row.group(2))
                 d, g = (a, b) if table[0] == "D" else (b, a)
-                out.append((line, d, g))
+                out.append((line, d, g) + names)
             continue
         head = _HEADER.match(text)
         if head is not None:
             sides = (_side(head.group(1)), _side(head.group(2)))
             table = sides if set(sides) == {"D", "G"} else None
+            h = (head.group(1).strip(), head.group(2).strip())
+            names = h if sides[0] == "D" else (h[1], h[0])
             continue
         table = None
         md, mg = _D.search(text), _G.search(text)
         if md is not None and mg is not None:
-            out.append((line, float(md.group(1)), float(mg.group(1))))
+            out.append((line, float(md.group(2)), float(mg.group(2)), md.group(1), mg.group(1)))
     return out
 
 
@@ -93,8 +96,9 @@ def detect(bundle: Bundle) -> List[Finding]:
     if not (g0 > 0 and g1 >= G_RISE * g0 and gs[-1] >= G_RISE * g0):
         return []
     first, last = rows[0][0], rows[-1][0]
-    claim = (f"the generator's loss climbed from {fmt(gs[0])} ({first.source().cite()}) to {fmt(gs[-1])} "
-             f"({last.source().cite()}) while the discriminator's fell from {fmt(ds[0])} to {fmt(ds[-1])}, over "
+    dname, gname = rows[-1][3], rows[-1][4]
+    claim = (f"the generator's loss ({gname}) climbed from {fmt(gs[0])} ({first.source().cite()}) to {fmt(gs[-1])} "
+             f"({last.source().cite()}) while the discriminator's ({dname}) fell from {fmt(ds[0])} to {fmt(ds[-1])}, over "
              f"{n} progress lines to the end of the log: the discriminator wins and the generator runs away"
              + few_words(n))
     return [Finding("metric.gan-generator-runaway", claim, DIRECT, points_confidence(n, 0.75),
