@@ -117,9 +117,13 @@ def keras_lines(train, val):
 
 
 def test_keras_val_loss_frozen_while_train_loss_moves_is_not_learning(tmp_path):
-    r, js = run(write(tmp_path, keras_lines([4.9882, 4.9594, 4.9411], [2.6863] * 3)))
+    lines = keras_lines([4.9882, 4.9594, 4.9411], [2.6863] * 3)
+    lines.insert(-1, "Epoch 00003: val_loss did not improve from 2.68635")
+    r, js = run(write(tmp_path, lines))
     assert "metric.eval-frozen" in ids(r)
     assert js["classification"] == "stall"
+    # ModelCheckpoint's own line is cited first
+    assert js["primary_cause"]["evidence"][0]["line"] == len(lines) - 1
 
 
 def test_keras_val_loss_that_changes_is_not_frozen(tmp_path):
@@ -136,12 +140,14 @@ def test_keras_val_loss_that_changes_is_not_frozen(tmp_path):
 
 # -- Caffe: per-output losses and an order-of-magnitude jump ---------------------------------------------------
 
-def caffe_lines(outputs):
-    """outputs: one {name: value} per display iteration; the total is their sum, as Caffe prints it."""
+def caffe_lines(outputs, totals=None):
+    """outputs: one {name: value} per display iteration; the total is their sum, as Caffe prints it, or (with
+    `average_loss` in the solver) the given smoothed totals."""
     out = []
     for k, vals in enumerate(outputs):
         it = 15640 + 20 * k
-        out.append(f"I1014 05:43:{k:02d}.372745 20911 solver.cpp:228] Iteration {it}, loss = {sum(vals.values()):g}")
+        total = sum(vals.values()) if totals is None else totals[k]
+        out.append(f"I1014 05:43:{k:02d}.372745 20911 solver.cpp:228] Iteration {it}, loss = {total:g}")
         for j, (name, v) in enumerate(vals.items()):
             out.append(f"I1014 05:43:{k:02d}.372750 20911 solver.cpp:244]     Train net output #{j}: {name} = {v:g} "
                        f"(* 1 = {v:g} loss)")
@@ -162,6 +168,13 @@ def test_caffe_component_jumping_1000x_is_a_divergence(tmp_path):
     r, js = run(write(tmp_path, caffe_lines([healthy, spike, after, after])))
     assert "metric.loss-order-jump" in ids(r)
     assert js["classification"] == "divergence"
+    # with a smoothed total (average_loss) that never jumps, the component's jump is the evidence, and the total
+    # of the iteration where it jumped (`Iteration 15660, loss = 11782`) is cited with it
+    lines = caffe_lines([healthy, spike, after, after], totals=[11860, 11782, 10258.6, 9733.33])
+    r, js = run(write(tmp_path, lines))
+    assert js["classification"] == "divergence"
+    cited = {e["line"] for e in js["primary_cause"]["evidence"]}
+    assert lines.index(next(x for x in lines if "Iteration 15660, loss" in x)) + 1 in cited
 
 
 def test_caffe_healthy_components_and_a_hard_batch_near_zero_are_not_a_jump(tmp_path):

@@ -13,10 +13,12 @@ from __future__ import annotations
 import math
 from typing import List, Optional
 
+from trainwreck import lazy_re
 from trainwreck.analyze.trajectory_stats import few_words, fmt, points_confidence
 from trainwreck.collect.bundle import Bundle, Series
 from trainwreck.model import DIRECT, Finding, Point
 
+_NO_BETTER = lazy_re(r"(\w+) did not improve from ([-+]?\d+\.?\d*(?:[eE][-+]?\d+)?)")  # Keras ModelCheckpoint
 EVAL_PREFIXES = ("eval_", "val_", "valid_", "validation_", "test_")
 MIN_DIGITS = 4  # a frozen value must have been printed with this many significant digits (not a round 0.5)
 MIN_EVALS = 2
@@ -51,6 +53,19 @@ def _train_moves(bundle: Bundle) -> Optional[str]:
     return f"the training loss moved from {fmt(pts[0].value)} to {fmt(pts[-1].value)}"
 
 
+def _no_better(bundle: Bundle, value: float):
+    """The last `val_loss did not improve from 2.68635` line (Keras' ModelCheckpoint / EarlyStopping) whose best
+    value is the frozen one, as printed to fewer digits."""
+    hit = None
+    for line in bundle.all_lines():
+        if "did not improve" not in line.text:
+            continue
+        m = _NO_BETTER.search(line.text[-2000:])
+        if m is not None and abs(float(m.group(2)) - value) <= 1e-3 * max(1.0, abs(value)):
+            hit = line
+    return hit
+
+
 def detect(bundle: Bundle) -> List[Finding]:
     moved = _train_moves(bundle)
     if moved is None:
@@ -76,6 +91,10 @@ def detect(bundle: Bundle) -> List[Finding]:
              f"{pts[-1].source.cite()})" + (f", and so is {', '.join(others)}" if others else "")
              + f", while {moved}: the predictions on the validation set do not change" + few_words(n))
     evidence = [pts[-1].source, pts[0].source] + [p[-1].source for _, p in frozen[1:2]]
+    said = _no_better(bundle, pts[0].value)
+    if said is not None:
+        evidence.insert(0, said.source())
+        claim += f"; the trainer itself says so at {said.source().cite()}"
     return [Finding("metric.eval-frozen", claim, DIRECT, points_confidence(n, 0.75), evidence,
                     suggests="stall", role="symptom", stage="runtime", order=pts[0].step, kind="plateau",
                     verify_skill="init-loss-check",

@@ -54,6 +54,18 @@ def _jumps(points: List[Point]) -> Optional[Tuple[List[Point], Point, int]]:
     return hits, low_at_first, len(pts)
 
 
+def _total_before(bundle: Bundle, p: Point) -> Optional[Point]:
+    """The total loss printed just above a component point that carries no step (Caffe prints `Iteration N, loss =
+    X` and then one `Train net output` line per component): the total of the same iteration."""
+    total = bundle.best_series("loss")
+    line = p.source.line
+    if total is None or p.step is not None or line is None:
+        return None
+    near = [q for q in total.points if q.source.path == p.source.path and q.source.line is not None
+            and line - 20 <= q.source.line < line]
+    return near[-1] if near else None
+
+
 def detect(bundle: Bundle) -> List[Finding]:
     found = []
     for name in sorted(bundle.series):
@@ -74,8 +86,12 @@ def detect(bundle: Bundle) -> List[Finding]:
              f"({top.source.cite()}){again}: more than {fmt(JUMP)}× its lowest value and {fmt(ABOVE_START)}× its "
              f"first ({path})" + (f"; so did {', '.join(others[:4])}" if others else "") + few_words(n))
     full = 0.8 if len(hits) > 1 or others else 0.7
+    total = _total_before(bundle, top) if name != "loss" else None
+    if total is not None:
+        claim += f"; the total loss of that iteration is {fmt(total.value)} ({total.source.cite()})"
     return [Finding("metric.loss-order-jump", claim, DIRECT, points_confidence(n, full),
-                    [top.source, low.source] + [t[2][0].source for t in found[1:3]], suggests="divergence",
+                    [top.source, low.source] + ([total.source] if total is not None else [])
+                    + [t[2][0].source for t in found[1:3]], suggests="divergence",
                     role="cause", stage="runtime", order=top.step, step=top.step, kind="divergence",
                     verify_skill="loss-spike-rollback",
                     fixes=["lower the learning rate 2–3×, or lengthen the warmup",
