@@ -29,6 +29,8 @@ _D = lazy_re(r"(?i)(?<![A-Za-z])(loss_?d|d_?loss|err_?d|d loss|discriminator(?: 
              + _SEP + _NUM)
 _G = lazy_re(r"(?i)(?<![A-Za-z])(loss_?g|g_?loss|err_?g|g loss|generator(?: loss| error)?)(?![A-Za-z])"
              + _SEP + _NUM)
+_D_KEYS = ("loss_d", "lossd", "d_loss", "dloss", "err_d", "errd", "d loss", "discriminator")
+_G_KEYS = ("loss_g", "lossg", "g_loss", "gloss", "err_g", "errg", "g loss", "generator")
 _HEADER = lazy_re(r"(?i)^\s*(\w[\w ]*?)\s*/\s*(\w[\w ]*?)\s*$")
 _ROW = lazy_re(r"^\s*" + _NUM + r"\s*/\s*" + _NUM + r"\s*$")
 MAX_LINES = 200_000
@@ -56,14 +58,15 @@ def pairs(bundle: Bundle) -> List[Tuple[Line, float, float, str, str]]:
         if i >= MAX_LINES:
             break
         text = line.text[-2000:]
-        row = _ROW.match(text)
+        slash = "/" in text and len(text) < 160  # a table row or header is short
+        row = _ROW.match(text) if slash else None
         if row is not None:
             if table is not None:
                 a, b = float(row.group(1)), float(row.group(2))
                 d, g = (a, b) if table[0] == "D" else (b, a)
                 out.append((line, d, g) + names)
             continue
-        head = _HEADER.match(text)
+        head = _HEADER.match(text) if slash else None
         if head is not None:
             sides = (_side(head.group(1)), _side(head.group(2)))
             table = sides if set(sides) == {"D", "G"} else None
@@ -71,6 +74,9 @@ def pairs(bundle: Bundle) -> List[Tuple[Line, float, float, str, str]]:
             names = h if sides[0] == "D" else (h[1], h[0])
             continue
         table = None
+        low = text.lower()
+        if not (any(k in low for k in _D_KEYS) and any(k in low for k in _G_KEYS)):
+            continue  # the cheap test first: most lines of a log name neither network
         md, mg = _D.search(text), _G.search(text)
         if md is not None and mg is not None:
             out.append((line, float(md.group(2)), float(mg.group(2)), md.group(1), mg.group(1)))

@@ -46,10 +46,13 @@ def _scan(bundle: Bundle) -> Tuple[Optional[str], List[Tuple[Line, float, Option
             m = _ENV.search(text)
             if m is not None:
                 game = m.group(1).lower()
-        s = _STEPS.search(text) if "steps" in text.lower() else None
+        low = text.lower()
+        if "rew" not in low and "timesteps" not in low:
+            continue
+        s = _STEPS.search(text) if "timesteps" in low else None
         if s is not None:
             steps = int(s.group(1))
-        r = _REWARD.search(text) if "rew" in text.lower() else None
+        r = _REWARD.search(text) if "rew" in low else None
         if r is not None:
             rows.append((line, float(r.group(1)), steps))
     return game, rows
