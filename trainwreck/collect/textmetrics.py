@@ -175,17 +175,21 @@ def _plan(text: str, low: str) -> Plan:
 _plans: Dict[bytes, Plan] = {}
 
 
+_UNCACHED = ((), ())  # the plan of a layout whose metric names hold digits is not kept
+
+
 def _pairs(text: str, low: str, out: Dict[str, float]) -> Optional[int]:
     """Fill `out` with the canonical metrics of `text`; return the step named in it, if any."""
     if len(low) != len(text):  # str.lower() changed the length (e.g. 'İ'): lower ASCII only, keep positions
         low = text.translate(_ASCII_LOWER)
     layout = text.encode("utf-8", "surrogatepass").translate(None, b"0123456789")  # the line less its digits
     plan = _plans.get(layout)
-    if plan is None:
+    if plan is None or plan is _UNCACHED:
         plan = _plan(text, low)
         if len(_plans) >= 2048:
             _plans.clear()
-        _plans[layout] = plan
+        # names with digits (`dsn1_loss`, `dsn5_loss`) share a digit-less layout: plan each such line afresh
+        _plans[layout] = _UNCACHED if any(n and any(c.isdigit() for c in n) for ns in plan for n in ns) else plan
     sep_names, ws_names = plan
     found: List[Tuple[Optional[str], Tuple[str, str, str]]] = []
     if sep_names:

@@ -1,0 +1,110 @@
+"""A validation metric frozen to every printed digit while the training loss moves: the model's outputs on the
+held-out set do not change although its weights do.
+
+Each evaluation runs the current weights over the same validation set; a val_loss that prints the same five
+significant digits after every epoch, while the training loss changes between them, comes from a network
+whose outputs do not depend on what it learns: it predicts one class (or one constant) for every input (dead
+or saturated units, a collapsed softmax, labels that do not reach the loss). A validation accuracy frozen
+along with it sits at the share of the majority class. Evaluations logged twice for the same step are not
+counted twice, and the verdict's confidence says how few evaluations it rests on.
+"""
+from __future__ import annotations
+
+import math
+from typing import List, Optional
+
+from trainwreck import lazy_re
+from trainwreck.analyze.trajectory_stats import few_words, fmt, points_confidence
+from trainwreck.collect.bundle import Bundle, Series
+from trainwreck.model import DIRECT, Finding, Point
+
+_NO_BETTER = lazy_re(r"(\w+) did not improve from ([-+]?\d+\.?\d*(?:[eE][-+]?\d+)?)")  # Keras ModelCheckpoint
+EVAL_PREFIXES = ("eval_", "val_", "valid_", "validation_", "test_")
+MIN_DIGITS = 4  # a frozen value must have been printed with this many significant digits (not a round 0.5)
+MIN_EVALS = 2
+
+
+def _finite(s: Optional[Series]) -> List[Point]:
+    if s is None:
+        return []
+    return [p for p in s.points if isinstance(p.value, float) and math.isfinite(p.value)]
+
+
+def _digits(v: float) -> int:
+    return len(repr(abs(v)).split("e")[0].replace(".", "").strip("0"))
+
+
+def _distinct(pts: List[Point]) -> List[Point]:
+    """One point per evaluation: a second point at the same step (or on the same line) is the same evaluation."""
+    out: List[Point] = []
+    seen = set()
+    for p in pts:
+        key = ("step", p.step) if p.step is not None else ("line", p.source.path, p.source.line)
+        if key not in seen:
+            seen.add(key)
+            out.append(p)
+    return out
+
+
+def _train_moves(bundle: Bundle) -> Optional[str]:
+    pts = _finite(bundle.best_series("loss"))
+    if len(pts) < 2 or len({p.value for p in pts}) < 2:
+        return None
+    return f"the training loss moved from {fmt(pts[0].value)} to {fmt(pts[-1].value)}"
+
+
+def _no_better(bundle: Bundle, value: float):
+    """The last `val_loss did not improve from 2.68635` line (Keras' ModelCheckpoint / EarlyStopping) whose best
+    value is the frozen one, as printed to fewer digits."""
+    hit = None
+    for line in bundle.all_lines():
+        if "did not improve" not in line.text:
+            continue
+        m = _NO_BETTER.search(line.text[-2000:])
+        if m is not None and abs(float(m.group(2)) - value) <= 1e-3 * max(1.0, abs(value)):
+            hit = line
+    return hit
+
+
+def detect(bundle: Bundle) -> List[Finding]:
+    moved = _train_moves(bundle)
+    if moved is None:
+        return []
+    frozen = []
+    for name in sorted(bundle.series):
+        if not name.startswith(EVAL_PREFIXES):
+            continue
+        pts = _distinct(_finite(bundle.best_series(name)))
+        if len(pts) < MIN_EVALS or len({p.value for p in pts}) != 1:
+            continue
+        need = MIN_DIGITS if "loss" in name else 2  # a loss printed with 2 digits can repeat by chance
+        if pts[0].value == 0.0 or _digits(pts[0].value) < need:
+            continue  # an exact 0 is not_learning's
+        frozen.append((name, pts))
+    if not any("loss" in name for name, _ in frozen):
+        return []  # an accuracy that repeats on a small validation set is not enough on its own
+    frozen.sort(key=lambda t: ("loss" not in t[0], t[0]))
+    name, pts = frozen[0]
+    n = len(pts)
+    others = [f"{o} at {p[0].value:g}" for o, p in frozen[1:]]
+    claim = (f"{name} is {pts[0].value:g} at every one of {n} evaluations ({pts[0].source.cite()} to "
+             f"{pts[-1].source.cite()})" + (f", and so is {', '.join(others)}" if others else "")
+             + f", while {moved}: the predictions on the validation set do not change" + few_words(n))
+    evidence = [pts[-1].source, pts[0].source] + [p[-1].source for _, p in frozen[1:2]]
+    said = _no_better(bundle, pts[0].value)
+    if said is not None:
+        evidence.insert(0, said.source())
+        claim += f"; the trainer itself says so at {said.source().cite()}"
+    return [Finding("metric.eval-frozen", claim, DIRECT, points_confidence(n, 0.75), evidence,
+                    suggests="stall", role="symptom", stage="runtime", order=pts[0].step, kind="plateau",
+                    verify_skill="init-loss-check",
+                    fixes=["count the predicted classes on a validation batch: one class for every input is a "
+                           "collapsed output (check the last layer's activation against the loss, e.g. softmax "
+                           "with categorical cross-entropy, and the label encoding)",
+                           "overfit one small batch: the loss must fall far below its first value within ~100 "
+                           "steps",
+                           "lower the learning rate (a too-high one saturates units early) and check the inputs "
+                           "are normalised"],
+                    meaning="The validation outputs are identical after every epoch although training updates "
+                            "the weights: the network predicts the same thing for every input, so it is not "
+                            "learning anything that reaches its predictions.")]
