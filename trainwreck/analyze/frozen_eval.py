@@ -10,28 +10,18 @@ counted twice, and the verdict's confidence says how few evaluations it rests on
 """
 from __future__ import annotations
 
-import math
 from typing import List, Optional
 
 from trainwreck import lazy_re
+from trainwreck.analyze.not_learning import finite_points, printed_digits
 from trainwreck.analyze.trajectory_stats import few_words, fmt, points_confidence
-from trainwreck.collect.bundle import Bundle, Series
+from trainwreck.collect.bundle import Bundle
 from trainwreck.model import DIRECT, Finding, Point
 
 _NO_BETTER = lazy_re(r"(\w+) did not improve from ([-+]?\d+\.?\d*(?:[eE][-+]?\d+)?)")  # Keras ModelCheckpoint
 EVAL_PREFIXES = ("eval_", "val_", "valid_", "validation_", "test_")
 MIN_DIGITS = 4  # a frozen value must have been printed with this many significant digits (not a round 0.5)
 MIN_EVALS = 2
-
-
-def _finite(s: Optional[Series]) -> List[Point]:
-    if s is None:
-        return []
-    return [p for p in s.points if isinstance(p.value, float) and math.isfinite(p.value)]
-
-
-def _digits(v: float) -> int:
-    return len(repr(abs(v)).split("e")[0].replace(".", "").strip("0"))
 
 
 def _distinct(pts: List[Point]) -> List[Point]:
@@ -47,7 +37,7 @@ def _distinct(pts: List[Point]) -> List[Point]:
 
 
 def _train_moves(bundle: Bundle) -> Optional[str]:
-    pts = _finite(bundle.best_series("loss"))
+    pts = finite_points(bundle.best_series("loss"))
     if len(pts) < 2 or len({p.value for p in pts}) < 2:
         return None
     return f"the training loss moved from {fmt(pts[0].value)} to {fmt(pts[-1].value)}"
@@ -74,11 +64,11 @@ def detect(bundle: Bundle) -> List[Finding]:
     for name in sorted(bundle.series):
         if not name.startswith(EVAL_PREFIXES):
             continue
-        pts = _distinct(_finite(bundle.best_series(name)))
+        pts = _distinct(finite_points(bundle.best_series(name)))
         if len(pts) < MIN_EVALS or len({p.value for p in pts}) != 1:
             continue
         need = MIN_DIGITS if "loss" in name else 2  # a loss printed with 2 digits can repeat by chance
-        if pts[0].value == 0.0 or _digits(pts[0].value) < need:
+        if pts[0].value == 0.0 or printed_digits(pts[0].value) < need:
             continue  # an exact 0 is not_learning's
         frozen.append((name, pts))
     if not any("loss" in name for name, _ in frozen):

@@ -23,13 +23,13 @@ FIXES = ["overfit one small batch: the loss must fall far below its first value 
          "check that labels line up with inputs (label column, collate, ignore_index masking every target)"]
 
 
-def _finite(s: Optional[Series]) -> List[Point]:
+def finite_points(s: Optional[Series]) -> List[Point]:
     if s is None:
         return []
     return [p for p in s.points if isinstance(p.value, float) and math.isfinite(p.value)]
 
 
-def _digits(v: float) -> int:
+def printed_digits(v: float) -> int:
     """Significant digits of a value as it was printed (its shortest repr)."""
     return len(repr(abs(v)).split("e")[0].replace(".", "").strip("0"))
 
@@ -69,7 +69,7 @@ def _pinned(bundle: Bundle, epochs) -> List[tuple]:
     for name in sorted(bundle.series):
         if name != "accuracy" and role(name) != "task":
             continue
-        pts = _finite(bundle.best_series(name))
+        pts = finite_points(bundle.best_series(name))
         if len(pts) < 2:
             continue
         v = pts[-1].value
@@ -89,7 +89,7 @@ def _loss_barely_moves(bundle: Bundle) -> Optional[str]:
     for name in sorted(bundle.series):
         if name != "loss" and role(name) != "component":
             continue
-        pts = _finite(bundle.best_series(name))
+        pts = finite_points(bundle.best_series(name))
         if len(pts) < 2:
             continue
         any_loss = True
@@ -112,7 +112,7 @@ def detect(bundle: Bundle) -> List[Finding]:
     pinned = _pinned(bundle, epochs)
     # zero reward spread: every sampled completion of a prompt gets the same reward
     for name in ("reward_std", "frac_reward_zero_std"):
-        r = _finite(bundle.best_series(name))
+        r = finite_points(bundle.best_series(name))
         stuck = 0.0 if name == "reward_std" else 1.0
         if len(r) >= 2 and r[-1].value == stuck:
             i = _stuck_tail(r, lambda a, b: a == b)
@@ -130,7 +130,7 @@ def detect(bundle: Bundle) -> List[Finding]:
     for name in sorted(bundle.series):
         if name != "loss" and role(name) != "component":
             continue
-        pts = _finite(bundle.best_series(name))
+        pts = finite_points(bundle.best_series(name))
         if len(pts) < 2:
             continue
         i = _stuck_tail(pts, lambda a, b: a == b)
@@ -159,7 +159,7 @@ def detect(bundle: Bundle) -> List[Finding]:
         need = 4 if len(run) < 10 else 3 if len(run) < 30 else 2
         if i > 0 and min(p.value for p in pts[:i]) > 0 and v > 0 and max(p.value for p in pts[:i]) > 1.5 * v:
             continue  # it learned first (fell well below where it started) and then froze: converged or lr at 0
-        if _digits(v) < need:
+        if printed_digits(v) < need:
             continue  # a value printed with few digits repeats by rounding alone
         claim = (f"{name} is constant at {v!r} (every printed digit) over {len(run)} points, {_at(run[0])} to "
                  f"{_at(run[-1])}")
@@ -167,13 +167,13 @@ def detect(bundle: Bundle) -> List[Finding]:
                             "A loss that does not change in any printed digit is not being optimised: the "
                             "parameters do not move (lr 0, frozen or detached parameters, saturated outputs)."))
     # the gradient norm exactly 0
-    g = _finite(bundle.best_series("grad_norm"))
+    g = finite_points(bundle.best_series("grad_norm"))
     if len(g) >= 2 and g[-1].value == 0.0:
         i = _stuck_tail(g, lambda a, b: a == b)
         run = g[i:]
         # while the loss clearly falls, the parameters do move: a zero norm is then a logging artefact (DeepSpeed
         # stages that do not report it), not a frozen model
-        lp = _finite(bundle.best_series("loss"))
+        lp = finite_points(bundle.best_series("loss"))
         falls = len(lp) >= 2 and lp[0].value > 0 and lp[-1].value < 0.8 * lp[0].value
         if _enough(len(run), len(g)) and not falls:
             out.append(_finding("metric.gradnorm-zero", f"grad_norm is exactly 0 at every one of {len(run)} points "
@@ -183,7 +183,7 @@ def detect(bundle: Bundle) -> List[Finding]:
                                 "parameters, a loss that does not depend on them, every target masked)."))
     # too few points for either rule alone, but the two together leave no doubt: the loss is exactly 0 and so is
     # the gradient norm, at every point logged (one HF log line is enough)
-    lz = _finite(bundle.best_series("loss"))
+    lz = finite_points(bundle.best_series("loss"))
     if lz and g and not any(f.id in ("metric.loss-exactly-zero", "metric.gradnorm-zero") for f in out) \
             and all(p.value == 0.0 for p in lz) and all(p.value == 0.0 for p in g):
         n = min(len(lz), len(g))
@@ -200,7 +200,7 @@ def detect(bundle: Bundle) -> List[Finding]:
     # several task metrics at exactly 0 together, one at 0 over 3+ evaluations, or an accuracy of exactly 0 (any
     # chance level is above 0). While the loss falls fast a single metric at 0 is a run still warming up (mAP
     # is 0 for a detector's first epochs): then every task metric logged, at least three, must sit at 0.
-    lp = _finite(bundle.best_series("loss"))
+    lp = finite_points(bundle.best_series("loss"))
     falls_fast = len(lp) >= 2 and lp[0].value > 0 and lp[-1].value < 0.8 * lp[0].value
     if falls_fast:
         floor_alone = len(floors) >= 3 and len(floors) == len(_task_series(bundle))
@@ -225,12 +225,12 @@ def detect(bundle: Bundle) -> List[Finding]:
 
 def _task_series(bundle: Bundle) -> List[str]:
     """The task metrics (and accuracy) the run logs with at least 2 finite points."""
-    return [n for n in bundle.series if (n == "accuracy" or role(n) == "task") and len(_finite(bundle.best_series(n))) >= 2]
+    return [n for n in bundle.series if (n == "accuracy" or role(n) == "task") and len(finite_points(bundle.best_series(n))) >= 2]
 
 
 def _loss_trend(bundle: Bundle) -> str:
     """', while the loss falls (loss 2.84 → 1.14)' or ', with no loss series logged beside it'."""
-    pts = _finite(bundle.best_series("loss"))
+    pts = finite_points(bundle.best_series("loss"))
     if len(pts) < 2:
         return ", with no loss series logged beside it" if not pts else f" (loss {fmt(pts[0].value)})"
     a, b = pts[0].value, pts[-1].value
