@@ -59,6 +59,8 @@ def alternatives(text: str) -> List[Tuple[str, str]]:
 
 
 def split(text: str, separators: Tuple[str, ...]) -> List[Tuple[str, str]]:
+    if not any(s in text for s in separators):  # no separator anywhere: one part (most fixes; the loop is per char)
+        return [("", text.strip())] if text.strip() else []
     parts: List[Tuple[str, str]] = []
     depth, quote, start, sep, i = 0, "", 0, "", 0
     while i < len(text):
