@@ -1,4 +1,6 @@
-"""Detectors: each module here with `detect(bundle) -> List[Finding]` is run on every bundle.
+"""Detectors: each module here with `detect(bundle) -> List[Finding]` is run on every bundle. A module that says
+`LATE = True` runs after all the others and is called as `detect(bundle, earlier)` with their findings, so it can
+stand down on what they saw instead of running their scans again.
 
 A detector is a small pure function of the evidence; it reports what it saw and never classifies the run.
 A detector that fails is reported in the notes and the others still run.
@@ -21,7 +23,7 @@ def detectors() -> Tuple:
         mod = importlib.import_module(f"{__name__}.{name}")
         if callable(getattr(mod, "detect", None)):
             mods.append(mod)
-    return tuple(sorted(mods, key=lambda m: m.__name__))
+    return tuple(sorted(mods, key=lambda m: (bool(getattr(m, "LATE", False)), m.__name__)))
 
 
 def analyze(bundle: Bundle) -> List[Finding]:
@@ -30,7 +32,8 @@ def analyze(bundle: Bundle) -> List[Finding]:
     findings: List[Finding] = []
     for mod in detectors():
         try:
-            findings.extend(mod.detect(bundle) or [])
+            late = getattr(mod, "LATE", False)
+            findings.extend((mod.detect(bundle, list(findings)) if late else mod.detect(bundle)) or [])
         except Exception as exc:  # a broken detector must not take the diagnosis down
             short = mod.__name__.rsplit(".", 1)[-1]
             bundle.note(f"detector {short} failed ({type(exc).__name__}: {str(exc)[:100]}); its checks were skipped")

@@ -16,6 +16,8 @@ from trainwreck.catalog import families
 from trainwreck.collect.bundle import Bundle
 from trainwreck.model import HYPOTHESIS, Finding, Line
 
+FINDING_ID = "log.stuck-after-init"
+
 _INIT = lazy_re(r"(?i)Initializing distributed: GLOBAL_RANK: \d+, MEMBER: \d+/\d+|initializing ddp: GLOBAL_RANK: \d+, "
                 r"MEMBER: \d+/\d+|All distributed processes registered\. Starting with \d+ processes|Completed "
                 r"store-based barrier for key:store_based_barrier_key|Added key: store_based_barrier_key:\d+ to store "
@@ -59,7 +61,7 @@ def detect(bundle: Bundle) -> List[Finding]:
         return []
     line, n_after = hits[0]
     return [Finding(
-        id="log.stuck-after-init", kind="", label=HYPOTHESIS, confidence=0.5,
+        id=FINDING_ID, kind="", label=HYPOTHESIS, confidence=0.5,
         claim=(f"the log ends {n_after} line{'s' if n_after != 1 else ''} after distributed initialisation, with no "
                "training step, metric or error after it: the job stopped right after init (ranks that never met, "
                "or a first collective that never completed)"),

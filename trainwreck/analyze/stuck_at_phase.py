@@ -197,9 +197,9 @@ def _scan(log: LogText) -> Optional[dict]:
                                for x in (log.head + log.lines)[-400:])}
 
 
-def _ended(bundle: Bundle) -> bool:
+def _ended(earlier: List[Finding]) -> bool:
     """A completion or interruption marker, or a live process still writing: the run did not stop at the entry."""
-    for m in outcome.detect(bundle):
+    for m in earlier:
         if m.kind == "outcome" and (m.outcome in ("completed", "interrupted")
                                     or (m.outcome == "running" and m.outcome_by == "progressing")):
             return True
@@ -211,7 +211,12 @@ def _family(fid: Optional[str]) -> Optional[dict]:
     return {"id": fam["id"], "title": fam["title"]} if fam else None
 
 
-def detect(bundle: Bundle) -> List[Finding]:
+LATE = True  # stands down on the outcome markers and the init-stall finding the other detectors already made
+
+
+def detect(bundle: Bundle, earlier: Optional[List[Finding]] = None) -> List[Finding]:
+    if earlier is None:  # called on its own (not from analyze()): make the findings it stands down on
+        earlier = outcome.detect(bundle) + stuck_after_init.detect(bundle)
     hits, moving = [], False
     for log in bundle.logs:
         hit = _scan(log)
@@ -219,7 +224,7 @@ def detect(bundle: Bundle) -> List[Finding]:
             hits.append((log, hit))
         elif any(advances(x.text) for x in [x for x in log.lines if x.text.strip()][-5:]):
             moving = True  # another log ends in progress: the run went on past the entry
-    if not hits or moving or _ended(bundle) or stuck_after_init.detect(bundle):
+    if not hits or moving or _ended(earlier) or any(f.id == stuck_after_init.FINDING_ID for f in earlier):
         return []
     log, hit = hits[0]
     if any(h.count >= h.sig.min_count for h in scan(hit["from"]).values()):
