@@ -18,6 +18,7 @@ from typing import Callable, Dict, List, Optional, Tuple
 from trainwreck import lazy_re
 from trainwreck.analyze.outcome_gap import silent_before_stop
 from trainwreck.analyze.outcome_progress import progress_markers
+from trainwreck.analyze.tracebacks import vocab
 from trainwreck.collect.bundle import Bundle
 from trainwreck.model import DIRECT, Finding, Line, Source
 
@@ -109,24 +110,22 @@ _SRUN_TASK_FAILED = lazy_re(r"srun: error: \S+: tasks? [\d,\-\[\]]+: (?:Exited w
                             r"Segmentation fault|Aborted|Bus error)")
 
 
-_FRAME = lazy_re(r'^\s*File "([^"]+)", line (\d+), in (\S+)')
-_TB_START = "Traceback (most recent call last)"
 
 
 def _stopped_in(lines: List[Line], i: int) -> Optional[str]:
     """Where the process was when the user stopped it: the innermost frame of the traceback the interrupt printed
     (after a `^CTraceback` line, or before a `KeyboardInterrupt` line). A Ctrl-C traceback is a stack dump."""
     path = lines[i].path
-    if _TB_START in lines[i].text:
+    if vocab.HEADER in lines[i].text:
         span = lines[i + 1:i + 400]
     else:
-        start = next((j for j in range(i - 1, max(-1, i - 400), -1) if _TB_START in lines[j].text), None)
+        start = next((j for j in range(i - 1, max(-1, i - 400), -1) if vocab.HEADER in lines[j].text), None)
         span = lines[start + 1:i] if start is not None else []
     frame = None
     for ln in span:
         if ln.path != path:
             break
-        m = _FRAME.match(ln.text)
+        m = vocab.FRAME.match(ln.text)
         if m is not None:
             frame = m
         elif frame is not None and not ln.text.startswith((" ", "\t", ".")):

@@ -252,8 +252,9 @@ def reconstruct(bundle: Bundle) -> Launch:
     cwd = hfacts.get("hydra.runtime.cwd") or _fact(bundle, "launch.root")
     la: Optional[Launch] = None
     cmd = _fact(bundle, "launch.cmdline")
-    if isinstance(cmd, str) and split_command(cmd):
-        la = parse(split_command(cmd))
+    words = split_command(cmd) if isinstance(cmd, str) else None
+    if words:
+        la = parse(words)
         if la is not None:
             la.source = _cite(bundle, "launch.cmdline")
     if la is None:

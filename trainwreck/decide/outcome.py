@@ -21,13 +21,14 @@ from trainwreck import lazy_re
 from trainwreck.analyze.outcome_progress import run_progress
 from trainwreck.collect.bundle import Bundle
 from trainwreck.decide.headline import not_learning
+from trainwreck.decide.survived import GOES_ON
 from trainwreck.decide.timeline import StepIndex, when
 from trainwreck.model import Finding, Source, cite
 
 NO_FAILURE_MAX_CONFIDENCE = 0.3
 _ENDING = lazy_re(r"(?i)\b(?:stop(?:ped|ping|s)?|finish(?:ed|ing)?|done|complete[ds]?|exit(?:ed|ing)?|abort(?:ed)?|"
                   r"kill(?:ed)?|terminat(?:ed|ing)|error|exception|interrupt(?:ed)?|shutting down|end of training)\b")
-SURVIVABLE = ("crash", "OOM", "stall")  # failures a message reports: a run that completed after one survived it
+SURVIVABLE = GOES_ON  # failures a message reports: a run that completed after one survived it
 _WHO = {"user": "by the user (Ctrl-C / SIGINT)", "time-limit": "by the scheduler at its time limit",
         "preemption": "by a preemption (the scheduler gave its resources to another job)",
         "cancelled": "by a cancellation (scancel / bkill / an administrator)", "requeue": "by the scheduler's requeue",

@@ -21,7 +21,7 @@ from trainwreck import lazy_re
 from trainwreck.collect.bundle import Bundle
 from trainwreck.model import Finding, Line, Source
 
-GOES_ON = ("crash", "OOM", "stall")  # classes a message reports; NaN / divergence are read from the trajectory
+GOES_ON = ("crash", "OOM", "stall")  # classes a message reports (a run may go on past one); NaN / divergence are read from the trajectory
 _LEVEL = lazy_re(
     r"\[(?:WARNING|WARN|W)\b"  # [WARNING] (logging, torch._dynamo), [W socket.cpp:…] (c10)
     r"|(?:^|[\s|:])(?:WARNING|WARN)(?::|\s+[-|]|\s*\|)"  # WARNING:root: · - WARNING - · | WARNING |
