@@ -156,6 +156,8 @@ def _bundle(*texts, path="job.out"):
     ("Monitored metric val_loss did not improve in the last 3 records. Best score: 0.412. Signaling Trainer to stop.",
      "completed", "early-stopping"),
     ("Training finished.", "completed", "log"),
+    # pytorch/examples word_language_model/main.py: print('| End of training | test loss {:5.2f} | test ppl {:8.2f}')
+    ("| End of training | test loss  4.96 | test ppl   142.69", "completed", "log"),
 ])
 def test_marker_wording(text, outcome, by):
     got = outcome_detector.detect(_bundle("step 1 loss 2.0", text))
@@ -183,6 +185,7 @@ def test_the_last_epoch_counter(lines, done):
 
 @pytest.mark.parametrize("text", [
     "Training completed for epoch 3",  # a per-epoch message is not the end of training
+    "=== end of training epoch 3 ===",
     "    except KeyboardInterrupt:",  # a traceback's source line
     "Monitored metric val_loss = nan is not finite. Previous best value was 0.412. Signaling Trainer to stop.",
     "TERM_MEMLIMIT: job killed after reaching LSF memory usage limit.",  # a failure (host memory), not a stop
@@ -372,3 +375,35 @@ def test_hf_log_that_reached_its_announced_epochs_completed():
         with open(os.path.join(tmp, "train.log"), "w", encoding="utf-8") as f:
             f.write("\n".join(src[:40]) + "\n")
         assert _diag(tmp)["outcome"]["outcome"] == "unknown"
+
+
+def _unclear_headline(tmp_path, name, text):
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / name).write_text(text)
+    return _diag(str(run))
+
+
+def test_a_healthy_run_whose_end_is_not_shown_is_not_called_a_hang(tmp_path):
+    # a Keras CSVLogger file alone (no step column, no text log): the metrics are read, the end is unknown
+    rows = "\n".join(f"{e},{0.9 + e / 1000:.4f},{0.3 - e / 200:.4f}" for e in range(30))
+    d = _unclear_headline(tmp_path, "training_log.csv", "epoch,accuracy,loss\n" + rows + "\n")
+    assert d["outcome"]["outcome"] == "unknown"
+    h = d["headline"]
+    assert h.startswith("unclear: no failure found in the logged metrics, which end at epoch 30 (loss 0.3 → 0.155)")
+    assert "no line says how the run ended (finished, hung, or killed" in h
+    assert "no logs or metrics" not in h
+
+
+def test_a_log_that_ends_part_way_through_a_loop_says_so(tmp_path):
+    lines = [f"Epoch: [1][{i}/5000], Time: 2.27, Accuracy: 62.36, Loss: {2.13 - i / 1e5:.6f}" for i in range(4517, 4524)]
+    d = _unclear_headline(tmp_path, "train.log", "\n".join(lines) + "\n")
+    assert d["outcome"]["progress"]["partway"] == {"at": 4523, "of": 5000, "cite": "train.log:7"}
+    assert "part-way through a loop (4523/5000 at train.log:7), before its end (a hang, a kill" in d["headline"]
+
+
+def test_a_log_whose_last_loop_finished_is_not_part_way(tmp_path):
+    lines = [f"Train Epoch: 3 [{i}/7010 (100%)]\tLoss: 0.2{i % 10}" for i in range(7000, 7011)]
+    d = _unclear_headline(tmp_path, "train.log", "\n".join(lines) + "\n")
+    assert "partway" not in d["outcome"].get("progress", {})
+    assert "part-way" not in d["headline"] and "no line says how the run ended" in d["headline"]

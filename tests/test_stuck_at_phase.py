@@ -159,7 +159,9 @@ def test_a_save_that_reports_it_finished_is_not_where_the_run_stopped():
 def test_a_log_that_progresses_and_stops_mid_training_stays_a_hang_or_a_kill():
     d = _diag("control-stops-mid-training")
     assert d["classification"] == "unclear" and not _ours(d)
-    assert "a hang, or a kill" in d["headline"]
+    # the tqdm bar it ends on reads 150/1125: the run stopped short of its loop's end, a hang or a kill
+    assert "part-way through a loop (150/1125 at train.log:7)" in d["headline"]
+    assert "a hang, a kill from outside" in d["headline"]
 
 
 @pytest.mark.parametrize("name", ["control-keras-finished", "control-validation-advances"])

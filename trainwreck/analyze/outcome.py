@@ -64,7 +64,7 @@ _MARKERS: List[Tuple[Tuple[str, ...], "re.Pattern[str]", str, str, Optional[_Rea
     # any script's own words
     (("raining", "RAINING"), lazy_re(
         r"(?i)\b(?:training (?:is |has )?(?:completed?|finished|done|ended)|(?:finished|done) training|"
-        r"training complete)\b(?!\s*(?:for |of |in )?(?:the )?(?:epoch|step|iter|batch|stage|phase|round|fold))"),
+        r"training complete|end of training)\b(?!\s*(?:for |of |in )?(?:the )?(?:epoch|step|iter|batch|stage|phase|round|fold))"),
      "completed", "log", None),
     # --- interrupted
     # the exception line (after a rank prefix too), IPython's header, lightning's trainer/call.py warning

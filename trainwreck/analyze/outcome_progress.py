@@ -149,7 +149,36 @@ def run_progress(bundle: Bundle) -> Dict[str, Any]:
     fin = s.finite() if s else []
     if fin:
         out.update(loss_first=fin[0].value, loss_last=fin[-1].value)
+    part = partway(bundle)
+    if part is not None:
+        out["partway"] = part
     return out
+
+
+# a loop's position counter: tqdm's `| 150/1125 [01:02<06:44`, the bracketed `[4523/5000]` / `[ 10/5005]` of
+# PyTorch's examples, mmcv / mmengine's `Epoch [1][50/500]` and the CSAIL / imagenet style `Epoch: [1][4523/5000]`
+_COUNTER = lazy_re(r"\|\s*(\d{1,9})/(\d{1,9}) \[|\[\s*(\d{1,9})/(\d{1,9})[\]\s]")
+_TAIL = 5  # the counter must be on one of a log's last lines: the log ends on progress
+
+
+def partway(bundle: Bundle) -> Optional[Dict[str, Any]]:
+    """Where a log that ends on loop progress stops, when that loop had not reached its end: {"at", "of",
+    "cite"} from the last position counter on the log's last lines (150/1125 of a tqdm bar, [4523/5000]).
+    A finished loop's last counter reads N/N; one that stops short says the run did not end at a loop's end."""
+    for log in bundle.logs:
+        tail = [ln for ln in log.lines[-_TAIL:] if ln.text.strip()]
+        for ln in reversed(tail):
+            if "/" not in ln.text:
+                continue
+            ms = list(_COUNTER.finditer(ln.text[:4000].rsplit("\r", 1)[-1]))
+            if not ms:
+                continue
+            m = ms[-1]
+            k, n = (int(g) for g in (m.group(1, 2) if m.group(1) else m.group(3, 4)))
+            if 0 < n and k < n:
+                return {"at": k, "of": n, "cite": f"{ln.path}:{ln.line}" if ln.line is not None else ln.path}
+            break
+    return None
 
 
 def _marker(claim: str, evidence: List[Source], progress: Dict[str, Any], by: str) -> Finding:

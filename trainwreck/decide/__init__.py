@@ -118,7 +118,7 @@ def decide(bundle: Bundle, findings: List[Finding]) -> Diagnosis:
         notes=list(bundle.notes),
         evidence_files=[r.to_json() for r in bundle.files],
         headline=(outcome.headline(ended_as) if cls == "unclear" else None)
-        or headline(cls, primary, stage, bundle, onset["step"], truncated, launcher),
+        or headline(cls, primary, stage, bundle, onset["step"], truncated, launcher, ended_as.get("progress")),
         outcome=ended_as,
         terminal_events=terminal_json(terminal, cls),
         metrics_summary=summary,

@@ -19,7 +19,8 @@ def not_learning(cls: str, primary: Optional[Finding]) -> bool:
 
 
 def headline(cls: str, primary: Optional[Finding], stage: str, bundle: Bundle, onset: Optional[int],
-             truncated: Optional[Finding] = None, launcher: Optional[Finding] = None) -> str:
+             truncated: Optional[Finding] = None, launcher: Optional[Finding] = None,
+             progress: Optional[Dict] = None) -> str:
     where = _WHERE.get(stage, "")
     if cls == "unclear":
         if primary is None and truncated is not None:
@@ -29,11 +30,8 @@ def headline(cls: str, primary: Optional[Finding], stage: str, bundle: Bundle, o
         if launcher is not None:
             return ("unclear: the launcher reports that a worker process failed, but that worker's own error is not "
                     "in these logs")
-        steps = [p.step for ss in bundle.series.values() for x in ss for p in x.points if p.step is not None]
-        if bundle.logs or steps:
-            at = f" at step {max(steps)}" if steps else ""
-            return (f"unclear: the run stops{at} with no error in the logs (a hang, or a kill from outside "
-                    f"such as the OOM killer or the scheduler)")
+        if bundle.logs or bundle.series:
+            return _ended_unknown(progress or {}, bool(bundle.logs))
         return "unclear: no logs or metrics to diagnose"
     what = "Not learning (stall)" if not_learning(cls, primary) else _WHAT[cls]
     at = f" at step {onset}" if onset is not None else ""
@@ -43,6 +41,32 @@ def headline(cls: str, primary: Optional[Finding], stage: str, bundle: Bundle, o
         text = primary.claim
         head += ": " + (text if len(text) <= 100 else text[:100].rsplit(" ", 1)[0] + "…")
     return f"{head}, {where}" if where and cls in ("NaN", "divergence") else (f"{head} ({where})" if where else head)
+
+
+def _num(v: float) -> str:
+    return f"{v:.4g}"
+
+
+def _ended_unknown(p: Dict, logs: bool) -> str:
+    """An unclear run whose end nothing shows: what it got to, without asserting how it ended. A run that stops
+    short of its planned length is a hang or a kill from outside; one whose length is unknown may also simply
+    have finished (a healthy run's log need not say so)."""
+    what = "the logs" if logs else "the logged metrics"
+    unit = "epoch" if p.get("unit") == "epoch" else "step"
+    loss = (f" (loss {_num(p['loss_first'])} → {_num(p['loss_last'])})" if p.get("loss_first") is not None
+            and p.get("loss_last") is not None else "")
+    part = p.get("partway")
+    if part:
+        at = f" at {unit} {p['step']:g}" if p.get("step") is not None else ""
+        return (f"unclear: no error in {what}, which stop{at}{loss} part-way through a loop ({part['at']}/"
+                f"{part['of']} at {part['cite']}), before its end (a hang, a kill from outside such as the OOM "
+                "killer or the scheduler, or a run still going)")
+    if p.get("step") is not None and p.get("of") and p["step"] < p["of"]:
+        return (f"unclear: no error in {what}, which stop at {unit} {p['step']:g} of {p['of']}{loss}, before the "
+                "planned end (a hang, or a kill from outside such as the OOM killer or the scheduler)")
+    at = f", which end at {unit} {p['step']:g}{loss}" if p.get("step") is not None else loss
+    return (f"unclear: no failure found in {what}{at}; no line says how the run ended (finished, hung, or killed "
+            "from outside, e.g. by the OOM killer or the scheduler)")
 
 
 def core_message(f: Finding) -> str:

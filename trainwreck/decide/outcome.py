@@ -147,7 +147,7 @@ def _record(outcome: str, m: Optional[Finding], why: str, p: Dict[str, Any]) -> 
     if m is not None:
         d["by"] = m.outcome_by
         d["evidence"] = [e.to_json() for e in m.evidence[:3]]
-    prog = {k: p[k] for k in ("step", "of", "unit", "loss_first", "loss_last") if p.get(k) is not None}
+    prog = {k: p[k] for k in ("step", "of", "unit", "loss_first", "loss_last", "partway") if p.get(k) is not None}
     if prog:
         d["progress"] = prog
     return d
