@@ -79,19 +79,23 @@ def detect(bundle: Bundle) -> List[Finding]:
             if rank not in own_error and _OWN_ERROR.search(text) and "Watchdog caught" not in text \
                     and "timed out" not in text and "Timeout" not in text:
                 own_error[rank] = line
-        for rx in _WORLD:
-            m = rx.search(text)
-            if m and 1 < int(m.group(1)) <= MAX_WORLD:
-                world_hint = max(world_hint, int(m.group(1)))
-        m = _NCCL_TIMEOUT.search(text)
-        if m and rank is not None:
-            timeouts.setdefault((m.group("op"), m.group("seq")), {}).setdefault(rank, (order, line))
-        m = _HVD_MISSING.search(text)
-        if m:
-            horovod.append((m.group("op"), [int(x) for x in m.group("ranks").split(", ")], order, line))
-        m = _HVD_READY.search(text)
-        if m:
-            ready.append((m.group("op"), {int(x) for x in m.group("ranks").split(", ")}, order, line))
+        # each pattern behind the literal it cannot match without (most lines hold none of them)
+        if "orld" in text or "ORLD" in text or "nranks" in text or "MEMBER:" in text:
+            for rx in _WORLD:
+                m = rx.search(text)
+                if m and 1 < int(m.group(1)) <= MAX_WORLD:
+                    world_hint = max(world_hint, int(m.group(1)))
+        if rank is not None and "WorkNCCL(" in text:
+            m = _NCCL_TIMEOUT.search(text)
+            if m:
+                timeouts.setdefault((m.group("op"), m.group("seq")), {}).setdefault(rank, (order, line))
+        if " ranks: " in text:
+            m = _HVD_MISSING.search(text)
+            if m:
+                horovod.append((m.group("op"), [int(x) for x in m.group("ranks").split(", ")], order, line))
+            m = _HVD_READY.search(text)
+            if m:
+                ready.append((m.group("op"), {int(x) for x in m.group("ranks").split(", ")}, order, line))
     out: List[Finding] = []
     world = max(world_hint, max(seen) + 1 if seen else 0)
     for (op, seq), by_rank in sorted(timeouts.items(), key=lambda kv: -len(kv[1])):
