@@ -186,6 +186,7 @@ def test_the_last_epoch_counter(lines, done):
 @pytest.mark.parametrize("text", [
     "Training completed for epoch 3",  # a per-epoch message is not the end of training
     "=== end of training epoch 3 ===",
+    "Epoch 0 training completed: 2018-10-26T09:33:02.176891",  # NVIDIA nvvl's example: one epoch's end
     "    except KeyboardInterrupt:",  # a traceback's source line
     "Monitored metric val_loss = nan is not finite. Previous best value was 0.412. Signaling Trainer to stop.",
     "TERM_MEMLIMIT: job killed after reaching LSF memory usage limit.",  # a failure (host memory), not a stop

@@ -138,6 +138,8 @@ def _stopped_in(lines: List[Line], i: int) -> Optional[str]:
     return f"{short}:{frame.group(2)} ({frame.group(3)})"
 
 
+# a counter before a script's "training completed" makes it a per-epoch (per-step …) message
+_PER_UNIT = lazy_re(r"(?i)\b(?:epoch|step|iter(?:ation)?|batch|stage|phase|round|fold)\s*[\[#:]?\s*\d+")
 _ANY_GATE = lazy_re("|".join(sorted({re.escape(g) for gates, *_ in _MARKERS for g in gates}, key=len, reverse=True)))
 
 
@@ -166,6 +168,8 @@ def _scan(bundle: Bundle) -> List[Finding]:
             m = rx.search(text)
             if m is None:
                 continue
+            if who == "log" and _PER_UNIT.search(text[:m.start()]):
+                continue  # "Epoch 0 training completed": one epoch's end, not the run's
             by, progress = read(m) if read else (who, {})
             if by == "cancelled" and line.path in task_failed and "TERM_" not in text:
                 break  # not somebody stopping the run: the step failed

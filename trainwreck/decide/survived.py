@@ -82,7 +82,7 @@ def progress_after(bundle: Bundle, after: Source) -> Optional[Source]:
     return None
 
 
-def _went_on(bundle: Bundle, f: Finding) -> Optional[str]:
+def _went_on(bundle: Bundle, f: Finding, ended_by: Optional[Finding] = None) -> Optional[str]:
     """Why the run is known to have gone on past `f`, or None."""
     if f.suggests not in GOES_ON or f.kind == "outcome" or f.wrapper or f.kind == "launcher-summary" \
             or f.role not in ("cause", "symptom", "terminal"):
@@ -99,15 +99,42 @@ def _went_on(bundle: Bundle, f: Finding) -> Optional[str]:
     if nxt is not None:
         where = f"{nxt.path}:{nxt.line}" if nxt.line is not None else nxt.path
         return f"training progress follows it ({where})"
+    if f.kind == "exception-line":
+        return _bare_went_on(bundle, last, ended_by)
     if warned and f.suggests == "crash" and f.kind in ("signature", "traceback"):
         return "it was logged at warning level: the program caught the exception and went on"
     return None
 
 
+# warnings.warn's own format from the program's code (not the interpreter's or a library's clean-up at exit, such
+# as multiprocessing's resource_tracker "leaked semaphore" warning after a crash)
+_PROGRAM_WARNING = lazy_re(r"^(\S+\.py):\d+: [A-Z]\w*Warning: ")
+_LIBRARY = ("site-packages/", "dist-packages/", "/lib/python", "<frozen")
+
+
+def _bare_went_on(bundle: Bundle, at: Source, ended_by: Optional[Finding]) -> Optional[str]:
+    """An exception line with no traceback (a message a program or a shell tool printed and went on from) that
+    the job outlived: its own program's code ran after it (a warning from a script's file; not a progress bar,
+    which tqdm draws once more as it closes after an exception), or
+    the scheduler stopped the job at its time limit with nothing failing after it in that file."""
+    lines = [ln for log in bundle.logs if log.path == at.path for ln in log.lines]
+    for ln in lines:
+        if _key(ln.source()) <= _key(at) or ".py:" not in ln.text:
+            continue
+        m = _PROGRAM_WARNING.match(ln.text)
+        if m is not None and not any(k in m.group(1) for k in _LIBRARY):
+            return f"the program's own output follows it ({ln.path}:{ln.line})"
+    if ended_by is not None and ended_by.outcome_by == "time-limit" and ended_by.evidence \
+            and ended_by.evidence[0].path == at.path and _key(ended_by.evidence[0]) > _key(at):
+        return "the job ran on after it until the scheduler's time limit stopped it"
+    return None
+
+
 def demote_survived(bundle: Bundle, findings: List[Finding]) -> List[Finding]:
     """Findings the run went on past become context, with the reason added to their claim."""
+    ended_by = next((f for f in findings if f.kind == "outcome" and f.outcome == "interrupted"), None)
     for f in findings:
-        why = _went_on(bundle, f)
+        why = _went_on(bundle, f, ended_by)
         if why is not None:
             f.role = "context"
             f.claim = f"{f.claim} — not the run's failure: {why}"
