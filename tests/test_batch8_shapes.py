@@ -107,3 +107,35 @@ def test_a_bare_error_then_a_plain_cancel_stays_the_crash(tmp_path):
     d = _run(tmp_path, {"job.e": "Epoch 1\nValueError: Expected input batch_size (32) to match target batch_size "
                                  "(16).\n" + CANCEL})
     assert d["classification"] == "crash", d["headline"]
+
+
+# -- one metric per file, no header: d3rlpy's logger (`<metric>.csv`, rows `epoch,step,value`) -------------------
+
+def _d3rlpy(tmp_path, name, values):
+    rows = "".join(f"{e},{e * 1000},{v:.6f}\n" for e, v in enumerate(values, 1))
+    (tmp_path / name).write_text(rows)
+
+
+def test_a_headerless_metric_file_named_after_its_metric_is_read(tmp_path):
+    _d3rlpy(tmp_path, "critic_loss.csv", [28.4 + e / 10 for e in range(30)] + [150.0 * 4 ** k for k in range(12)])
+    _d3rlpy(tmp_path, "environment.csv", [278.7 - e for e in range(42)])
+    r = diagnose(str(tmp_path), probe=False)
+    d = r.diagnosis.to_json()
+    s = d["metrics_summary"]["critic_loss"]
+    assert (s["n"], s["first_step"], s["last_step"]) == (42, 1000, 42000)
+    assert d["classification"] == "divergence", d["headline"]
+    assert "environment.csv" not in str(d["notes"]) or "word" not in str(d["notes"])
+
+
+def test_a_headerless_number_file_not_named_after_a_metric_is_no_metric(tmp_path):
+    _d3rlpy(tmp_path, "coords.csv", [0.5] * 40)
+    (tmp_path / "train.log").write_text("step 1 loss 2.0\nstep 2 loss 1.9\n")
+    d = diagnose(str(tmp_path), probe=False).diagnosis.to_json()
+    assert set(d["metrics_summary"]) == {"loss"}
+
+
+def test_a_csv_with_a_header_and_no_spaces_is_a_metrics_table_not_a_word_list(tmp_path):
+    rows = "".join(f"{e},{0.9 + e / 1000:.4f},{2.3 - e / 100:.4f}\n" for e in range(40))
+    (tmp_path / "history_fold0.csv").write_text("epoch,accuracy,loss\n" + rows)
+    d = diagnose(str(tmp_path), probe=False).diagnosis.to_json()
+    assert d["metrics_summary"]["loss"]["n"] == 40
