@@ -408,3 +408,23 @@ def test_a_log_whose_last_loop_finished_is_not_part_way(tmp_path):
     d = _unclear_headline(tmp_path, "train.log", "\n".join(lines) + "\n")
     assert "partway" not in d["outcome"].get("progress", {})
     assert "part-way" not in d["headline"] and "no line says how the run ended" in d["headline"]
+
+
+def test_a_run_that_reached_its_end_with_a_nan_loss_completed_and_is_still_nan(tmp_path):
+    # pytorch/examples word_language_model: every batch line prints `loss nan`, then `| End of training |`
+    lines = [f"| epoch   1 |  {i * 200:4d}/ 2983 batches | lr 20.00 | ms/batch 11.75 | loss   nan | ppl      nan"
+             for i in range(1, 10)]
+    lines += ["=" * 89, "| End of training | test loss   nan | test ppl      nan", "=" * 89]
+    d = _unclear_headline(tmp_path, "train.log", "\n".join(lines) + "\n")
+    assert d["classification"] == "NaN", d["headline"]
+    assert d["outcome"]["outcome"] == "completed", d["outcome"]
+    assert "but its metrics show a NaN failure" in d["outcome"]["why"]
+
+
+def test_a_crash_after_the_last_step_is_still_a_failed_run(tmp_path):
+    """Control: a message failure (the final save raised) is how the run ended, whatever completed before it."""
+    lines = [f"step {i} loss {2.0 - i / 100:.3f}" for i in range(1, 20)] + [
+        "Training completed.", "Traceback (most recent call last):", '  File "train.py", line 80, in <module>',
+        "    trainer.save_model()", "OSError: [Errno 28] No space left on device"]
+    d = _unclear_headline(tmp_path, "train.log", "\n".join(lines) + "\n")
+    assert d["classification"] == "crash" and d["outcome"]["outcome"] == "failed", (d["headline"], d["outcome"])

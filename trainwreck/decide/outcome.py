@@ -182,6 +182,13 @@ def resolve(bundle: Bundle, findings: List[Finding], cls: str, primary: Optional
                                        "(no error, exit or completion message)", p)
         rec["cite"] = cite(ev) if ev else ""
         return rec, False
+    if failure and done is not None and (cls in ("NaN", "divergence") or not_learning(cls, primary)):
+        # the process ran to its planned end and the failure is the shape of its metrics (a NaN loss, a blow-up,
+        # a loss that never moved): the run completed, and what it computed is the failure
+        ev = primary.evidence[0] if primary is not None and primary.evidence else None
+        where = f" ({cite(ev)})" if ev else ""
+        rec = _record("completed", done, f"{done.claim}, but its metrics show a {cls} failure{where}", p)
+        return rec, False
     if failure:
         end = done or stop
         why = f"{'an' if cls in ('OOM', 'unclear') else 'a'} {cls} failure, found before the end of the run"
