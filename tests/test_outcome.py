@@ -158,6 +158,10 @@ def _bundle(*texts, path="job.out"):
     ("Training finished.", "completed", "log"),
     # pytorch/examples word_language_model/main.py: print('| End of training | test loss {:5.2f} | test ppl {:8.2f}')
     ("| End of training | test loss  4.96 | test ppl   142.69", "completed", "log"),
+    # Theano deep-learning tutorials (SdA.py, convolutional_mlp.py); TensorFlow 1 examples
+    ("Optimization complete with best validation score of 5.666667 %, on iteration 36960, with test performance "
+     "5.666667 %", "completed", "log"),
+    ("Optimization Finished!", "completed", "log"),
 ])
 def test_marker_wording(text, outcome, by):
     got = outcome_detector.detect(_bundle("step 1 loss 2.0", text))
@@ -177,6 +181,10 @@ def test_marker_wording(text, outcome, by):
       "[==============================] - 3s 1ms/step - loss: 0.2801"], True),  # \r updates captured in one line
     (["Epoch [10/10], Step [500/600], Loss: 0.0412", "Epoch [10/10], Step [600/600], Loss: 0.0385"], True),
     (["Epoch [9/10], Step [600/600], Loss: 0.0412"], False),
+    # verbose=2: one line per finished epoch, no bar (Keras 1-2 `275s - loss: …`; TF2 `1875/1875 - 3s - …`)
+    (["Epoch 13/14", "275s - loss: 0.0466 - acc: 0.9857", "Epoch 14/14", "274s - loss: 0.0455 - acc: 0.9854"], True),
+    (["Epoch 14/14", "1875/1875 - 3s - 1ms/step - loss: 0.2801 - accuracy: 0.9201"], True),
+    (["Epoch 13/14", "275s - loss: 0.0466 - acc: 0.9857", "Epoch 14/14"], False),  # the last epoch never ended
 ])
 def test_the_last_epoch_counter(lines, done):
     got = [f for f in outcome_detector.detect(_bundle(*lines)) if f.outcome == "completed"]

@@ -62,9 +62,10 @@ _MARKERS: List[Tuple[Tuple[str, ...], "re.Pattern[str]", str, str, Optional[_Rea
     (("Successfully completed",), lazy_re(r"^Successfully completed\.\s*$"), "completed", "lsf", None),
     (("Succeeded",), lazy_re(r"^Status:\s+Succeeded\s*$"), "completed", "kubernetes", None),
     # any script's own words
-    (("raining", "RAINING"), lazy_re(
+    # (Theano's tutorials: "Optimization complete with best validation score of …"; TF1's "Optimization Finished!")
+    (("raining", "RAINING", "ptimization", "ptimisation", "PTIMIZATION"), lazy_re(
         r"(?i)\b(?:training (?:is |has )?(?:completed?|finished|done|ended)|(?:finished|done) training|"
-        r"training complete|end of training)\b(?!\s*(?:for |of |in )?(?:the )?(?:epoch|step|iter|batch|stage|phase|round|fold))"),
+        r"training complete|end of training|optimi[sz]ation (?:is )?(?:complete|finished|done))\b(?!\s*(?:for |of |in )?(?:the )?(?:epoch|step|iter|batch|stage|phase|round|fold))"),
      "completed", "log", None),
     # --- interrupted
     # the exception line (after a rank prefix too), IPython's header, lightning's trainer/call.py warning

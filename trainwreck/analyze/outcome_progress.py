@@ -46,7 +46,10 @@ def _planned_in_log(bundle: Bundle, unit: str) -> Tuple[Optional[int], Optional[
 # f"{current}/{target} [" + "=" * n + "]" (Keras 3 draws "━"); the PyTorch tutorials' print
 # ('Epoch [{}/{}], Step [{}/{}], Loss: {:.4f}'.format(epoch + 1, num_epochs, i + 1, total_step, loss.item()))
 _KERAS_EPOCH = lazy_re(r"^Epoch (\d+)/(\d+)\s*$")
-_KERAS_BAR = lazy_re(r"^\s*(\d+)/(\d+) (?:\[=+\]|━+)")
+# verbose=2 prints one line per epoch and no bar: `1875/1875 - 3s - 1ms/step - loss: …` (TF2 / Keras 3), or, in
+# Keras 1-2, `275s - loss: 0.0466 - acc: 0.9857` (the epoch's seconds, then its metrics)
+_KERAS_BAR = lazy_re(r"^\s*(\d+)/(\d+) (?:\[=+\]|━+|- \d)")
+_KERAS_V2 = lazy_re(r"^\s*\d+s - \w+: ")
 _EPOCH_STEP = lazy_re(r"Epoch \[(\d+)/(\d+)\], Step \[(\d+)/(\d+)\]")
 
 
@@ -71,6 +74,8 @@ def _epoch_counter(bundle: Bundle) -> List[Finding]:
             b = _KERAS_BAR.match(t.rsplit("\r", 1)[-1])  # a captured bar holds every \r update: the last counts
             if b is not None and b.group(1) == b.group(2):
                 st[3] = ln
+        elif st is not None and st[4] == "keras" and " - " in t and _KERAS_V2.match(t):
+            st[3] = ln
     out = []
     for head, k, n, done, by in state.values():
         if k == n and done is not None:
