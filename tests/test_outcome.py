@@ -436,3 +436,22 @@ def test_a_crash_after_the_last_step_is_still_a_failed_run(tmp_path):
         "    trainer.save_model()", "OSError: [Errno 28] No space left on device"]
     d = _unclear_headline(tmp_path, "train.log", "\n".join(lines) + "\n")
     assert d["classification"] == "crash" and d["outcome"]["outcome"] == "failed", (d["headline"], d["outcome"])
+
+
+def _detectron2_metrics(tmp_path, last_iter, max_iter=300):
+    recs = [{"data_time": 0.004, "eta_seconds": round((max_iter - i - 1) * 0.37, 3), "iteration": i,
+             "lr": 2.5e-4, "total_loss": 2.1 - i / 200} for i in range(19, last_iter + 1, 20)]
+    (tmp_path / "metrics.json").write_text("".join(json.dumps(r) + "\n" for r in recs))
+    return diagnose(str(tmp_path), probe=False).diagnosis.to_json()
+
+
+def test_detectron2_eta_reaching_zero_at_the_last_record_is_completed(tmp_path):
+    d = _detectron2_metrics(tmp_path, 299)
+    assert d["outcome"]["outcome"] == "completed" and d["outcome"]["by"] == "eta", d["outcome"]
+    assert d["outcome"]["cite"].startswith("metrics.json:")
+    assert d["headline"].startswith("no failure found: the run completed")
+
+
+def test_an_eta_still_above_zero_at_the_last_record_is_no_completion(tmp_path):
+    d = _detectron2_metrics(tmp_path, 199)
+    assert d["outcome"]["outcome"] == "unknown", d["outcome"]

@@ -202,7 +202,23 @@ def _epochs_done(first: Point, last: Point, n: int) -> bool:
 
 def progress_markers(bundle: Bundle) -> List[Finding]:
     """Completion markers that rest on facts, counters and series rather than on a message."""
-    return _state_or_length(bundle) + _epoch_counter(bundle)
+    return _state_or_length(bundle) + _epoch_counter(bundle) + _eta_zero(bundle)
+
+
+def _eta_zero(bundle: Bundle) -> List[Finding]:
+    """The trainer's own time-left estimate reaches 0 at the run's last logged step (detectron2 writes
+    `eta_seconds` with every metrics record: (max_iter - iter - 1) × the mean iteration time)."""
+    out = []
+    for s in bundle.series.get("eta_seconds") or []:
+        pts = [p for p in s.finite() if p.step is not None]
+        last = _last_step(bundle)
+        if len(pts) < 2 or last is None:
+            continue
+        end = max(pts, key=lambda p: p.step)
+        if end.value <= 0.5 and end.step >= last.step and max(p.value for p in pts) > end.value:
+            out.append(_marker(f"the trainer's estimate of the time left is 0 at its last logged step {end.step}",
+                               [end.source], {"step": end.step, "unit": "step"}, "eta"))
+    return out
 
 
 def _state_or_length(bundle: Bundle) -> List[Finding]:

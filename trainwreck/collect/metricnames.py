@@ -28,13 +28,15 @@ _CANON = [
                           r"|^max[_ ]mem(?:ory)?[_ ]allocated.*$|^memory[_/].*$")),
     ("accuracy", lazy_re(r"^(?:train[_/])?acc(?:uracy)?(?:[_/\-.]?(?:step|epoch|top1))?$")),
     ("epoch", lazy_re(r"^epoch$")),
+    # the trainer's own estimate of the time left (detectron2's metrics.json `eta_seconds`): 0 at its last step
+    ("eta_seconds", lazy_re(r"^eta[_ ]?(?:s|sec|secs|seconds)$")),  # not a bare "eta": "eta: 1 day, 0:50:13"
 ]
 # A literal each pattern's match contains (any one of them): a key holding none of them is not tried against it,
 # so a run compiles only the patterns its metric names can match.
 _NEEDS = {"eval_loss": ("loss",), "loss": ("loss", "objective", "entropy", "xent", "nll"), "grad_norm": ("norm",),
           "lr": ("lr", "learning"), "loss_scale": ("scale",), "skipped_iterations": ("skipped",),
           "nan_iterations": ("nan",), "throughput": ("tok", "samples", "it", "img", "images", "throughput", "steps"),
-          "memory": ("mem",), "accuracy": ("acc",), "epoch": ("epoch",)}
+          "memory": ("mem",), "accuracy": ("acc",), "epoch": ("epoch",), "eta_seconds": ("eta",)}
 
 
 @lru_cache(maxsize=4096)
