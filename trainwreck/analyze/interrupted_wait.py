@@ -24,7 +24,7 @@ _STOPS = ("collective", "DataLoader")  # waits that mean the run was stuck (a lo
 
 # what an interrupt prints before the traceback of a process it stops: multiprocessing's "Process Process-3:" header,
 # other processes' traceback lines interleaved with it (frames, source lines), blanks
-_TEARDOWN = lazy_re(r'^\s*(?:\^C)*\s*(?:Process [\w.-]+:|Traceback \(most recent call last\):|File "|$)|^\s{2,}\S')
+_TEARDOWN = lazy_re(r'^\s*(?:\^C)*\s*(?:Process [\w.-]+:|Traceback \(most recent call last\):|File "|KeyboardInterrupt\s*$|$)|^\s{2,}\S')
 _LOOKBACK = 60  # lines of teardown at most between the ^C and the traceback it belongs to
 
 
