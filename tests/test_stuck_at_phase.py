@@ -275,3 +275,13 @@ def test_a_progress_bar_closing_after_a_traceback_is_not_a_stuck_phase():
     assert d["classification"] == "OOM"
     everything = json.dumps([d.get("terminal_events"), d.get("causes"), d.get("contributing_factors")])
     assert "stuck at the start" not in everything
+
+
+def test_tf_master_waiting_for_a_worker_task_is_stuck_in_distributed_setup():
+    # TF 1.x master.cc logs "CreateSession still waiting for response from worker: /job:…/task:N" every 10 s
+    d = _diag("tf-createsession-wait")
+    ours = _ours(d)[0]
+    assert d["classification"] == "stall" and ours["label"] == "DIRECT" and "3 times" in ours["summary"]
+    assert ours["family"]["id"] == "rendezvous-timeout" and d["failure_stage"] == "startup"
+    # the same wait that ends when the worker answers (a master session starts, steps follow) is no stall
+    assert not _ours(_diag("control-tf-createsession-then-steps"))

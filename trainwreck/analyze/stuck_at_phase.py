@@ -203,7 +203,8 @@ def _scan(log: LogText, cut: Optional[int] = None) -> Optional[dict]:
         k = last - 1
         while k >= 0 and _norm(tail[k].text) == key:
             waits, k = waits + 1, k - 1
-        if phase == "wait" and re.search(r"(?i)barrier|rendezvous|process group", tail[last].text):
+        if phase == "wait" and re.search(r"(?i)barrier|rendezvous|process group|/job:\w+/replica:\d+/task:\d+",
+                                         tail[last].text):  # TF/JAX name their tasks /job:worker/replica:0/task:1
             phase = "distributed"
     before = log.head + [x for x in log.lines if x.line is None or tail[last].line is None
                          or x.line < tail[last].line]
