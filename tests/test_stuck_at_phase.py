@@ -285,3 +285,13 @@ def test_tf_master_waiting_for_a_worker_task_is_stuck_in_distributed_setup():
     assert ours["family"]["id"] == "rendezvous-timeout" and d["failure_stage"] == "startup"
     # the same wait that ends when the worker answers (a master session starts, steps follow) is no stall
     assert not _ours(_diag("control-tf-createsession-then-steps"))
+
+
+def test_a_phase_counting_its_own_steps_is_progress_not_its_entry(tmp_path):
+    # the step number in "Saving checkpoint at step N" dates the save; the same line counting up is progress
+    (tmp_path / "train.log").write_text("".join(f"Evaluating at step {s}\n" for s in (100, 200, 300)),
+                                        encoding="utf-8")
+    assert not _found(str(tmp_path))
+    (tmp_path / "train.log").write_text("step 290 loss 1.92\nstep 300 loss 1.90\nEvaluating at step 300\n",
+                                        encoding="utf-8")
+    assert _found(str(tmp_path)), "one announcement after progress is the entry"

@@ -166,6 +166,12 @@ def _norm(text: str) -> str:
     return _DIGITS.sub("#", text.strip())
 
 
+def _counting(lines: List[Line]) -> bool:
+    """The last line repeats an earlier one with another step count: the same announcement counting up."""
+    key, steps = _norm(lines[-1].text), [m.group(1) for m in _COUNT.finditer(lines[-1].text)]
+    return any(_norm(x.text) == key and [m.group(1) for m in _COUNT.finditer(x.text)] != steps for x in lines[:-1])
+
+
 def _scan(log: LogText, cut: Optional[int] = None) -> Optional[dict]:
     """The log's last entry line when nothing advances after it; None when the log ends in progress or trouble.
     `cut`: the line where someone interrupted the run; what follows it is the interrupt, not the run."""
@@ -182,6 +188,8 @@ def _scan(log: LogText, cut: Optional[int] = None) -> Optional[dict]:
         return None
     if any(_DONE.search(x.text[:2000]) for x in tail[last + 1:]):
         return None  # the phase it entered reports that it finished
+    if advances(tail[last].text) and _counting(tail[max(0, last - 12):last + 1]):
+        return None  # "Evaluating step 10", "… step 20": a phase counting its own steps is progress, not its entry
     for x in reversed(tail[max(0, last - 12):last]):
         if advances(x.text):
             break
