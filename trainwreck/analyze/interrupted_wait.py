@@ -4,7 +4,9 @@ Someone presses Ctrl-C (or a launcher sends SIGINT/SIGTERM) because the run stop
 that follows is a stack dump taken at that moment. When its innermost frames wait on the DataLoader's queue
 or inside a collective, the run had stalled there: a data-pipeline deadlock or a collective that never
 completed. Only interrupts are read this way (an exception raised by the code is its own failure), including
-a traceback the log cuts off right after a `^C`.
+a traceback the log cuts off after a `^C` (with other processes' headers and tracebacks printed between them).
+A DataLoader worker's own traceback says nothing: an interrupt stops every worker, most of them idle in
+index_queue.get(), in a healthy run as much as in a stuck one.
 """
 from __future__ import annotations
 

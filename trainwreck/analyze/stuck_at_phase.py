@@ -11,9 +11,12 @@ probe is one that fits a hang (a stack dump of every rank; NCCL_DEBUG=INFO for d
 num_workers=0 where a DataLoader feeds the phase). The same wait line repeated with nothing between the repeats
 is the run reporting that it waits: direct evidence of a wait.
 
-A log that progresses normally and simply stops mid-phase carries no phase entry at its end: it stays unclear
-(a hang, or a kill) here. A completed or interrupted run, or one whose other logs or metric files show progress
-past the entry, is left alone.
+A phase announced with the step it runs at ("Saving checkpoint at step 9485") is still an entry: the number dates
+it (the same line counting up is progress). A user's Ctrl-C is how a run that stood still is usually ended, so the
+log is read up to the interrupt: an entry that is the last progress before it is a stall the user ended (outcome
+interrupted). A log that progresses normally and simply stops mid-phase carries no phase entry at its end: it stays
+unclear (a hang, or a kill) here. A completed run, one a scheduler stopped, or one whose other logs or metric files
+show progress past the entry, is left alone.
 """
 from __future__ import annotations
 
