@@ -47,6 +47,8 @@ STALLS = [
     ("lightning-validation", "validation", "evaluation", "Validation DataLoader 0:", "num_workers=0"),
     ("ddp-barrier-once", "distributed setup", "startup", "Waiting in store based barrier", "NCCL_DEBUG=INFO"),
     ("data-loading", "data loading", "startup", "Loading training data", "num_workers=0"),
+    ("checkpoint-at-step", "checkpoint save", "checkpoint", "Saving checkpoint to gs://", "py-spy dump"),
+    ("tf-batch-all-reduce", "training", "runtime", "batch_all_reduce: 161 all-reduces", "py-spy dump"),
 ]
 
 
@@ -175,13 +177,42 @@ def test_an_oom_kill_in_dmesg_stays_oom():
     assert d["classification"] == "OOM", d["headline"]
 
 
-def test_an_interruption_after_the_entry_is_not_a_stall_here(tmp_path):
+def test_a_scheduler_stop_after_the_entry_is_not_a_stall_here(tmp_path):
+    # a time limit ends a run wherever it is; it says nothing about the run standing still
+    shutil.copy(os.path.join(FIX, "hf-running-training", "train.log"), tmp_path / "train.log")
+    with open(tmp_path / "train.log", "a", encoding="utf-8") as fh:
+        fh.write("slurmstepd: error: *** JOB 4242 ON gpu-node-07 CANCELLED AT 2024-01-01T10:00:00 DUE TO TIME LIMIT ***\n")
+    d = _diag(str(tmp_path))
+    assert not _ours(d)
+    assert d["outcome"]["outcome"] == "interrupted"
+
+
+def test_a_ctrl_c_right_after_the_entry_is_a_stall_the_user_ended(tmp_path):
+    # someone stops a run by hand because it stood still: the log is read up to the interrupt
     shutil.copy(os.path.join(FIX, "hf-running-training", "train.log"), tmp_path / "train.log")
     with open(tmp_path / "train.log", "a", encoding="utf-8") as fh:
         fh.write("^C\n")
     d = _diag(str(tmp_path))
-    assert not _ours(d)
+    ours = _ours(d)[0]
+    assert d["classification"] == "stall" and ours["label"] == "HYPOTHESIS"
+    assert "interrupted" in ours["summary"] and "0/1125" in _cited(ours)
+    assert d["outcome"]["outcome"] == "interrupted", "how the run ended is still the interrupt"
+
+
+def test_ddp_reducer_buckets_then_ctrl_c_is_a_stall_at_the_training_step():
+    d = _diag("ddp-reducer-buckets-ctrl-c")
+    ours = _ours(d)[0]
+    assert d["classification"] == "stall", d["headline"]
+    assert "Reducer buckets have been rebuilt" in _cited(ours) and "death signal" in _cited(ours)
     assert d["outcome"]["outcome"] == "interrupted"
+    assert DISTRIBUTED_FIX in json.dumps(d["fix_candidates"])
+
+
+@pytest.mark.parametrize("name", ["control-ddp-iters-ctrl-c", "control-checkpoint-saved",
+                                  "control-tf-batch-all-reduce-steps"])
+def test_the_same_entry_lines_followed_by_progress_are_no_stall(name):
+    d = _diag(name)
+    assert not _ours(d) and d["classification"] != "stall", d["headline"]
 
 
 def test_an_error_after_the_entry_belongs_to_the_error(tmp_path):
@@ -244,3 +275,23 @@ def test_a_progress_bar_closing_after_a_traceback_is_not_a_stuck_phase():
     assert d["classification"] == "OOM"
     everything = json.dumps([d.get("terminal_events"), d.get("causes"), d.get("contributing_factors")])
     assert "stuck at the start" not in everything
+
+
+def test_tf_master_waiting_for_a_worker_task_is_stuck_in_distributed_setup():
+    # TF 1.x master.cc logs "CreateSession still waiting for response from worker: /job:…/task:N" every 10 s
+    d = _diag("tf-createsession-wait")
+    ours = _ours(d)[0]
+    assert d["classification"] == "stall" and ours["label"] == "DIRECT" and "3 times" in ours["summary"]
+    assert ours["family"]["id"] == "rendezvous-timeout" and d["failure_stage"] == "startup"
+    # the same wait that ends when the worker answers (a master session starts, steps follow) is no stall
+    assert not _ours(_diag("control-tf-createsession-then-steps"))
+
+
+def test_a_phase_counting_its_own_steps_is_progress_not_its_entry(tmp_path):
+    # the step number in "Saving checkpoint at step N" dates the save; the same line counting up is progress
+    (tmp_path / "train.log").write_text("".join(f"Evaluating at step {s}\n" for s in (100, 200, 300)),
+                                        encoding="utf-8")
+    assert not _found(str(tmp_path))
+    (tmp_path / "train.log").write_text("step 290 loss 1.92\nstep 300 loss 1.90\nEvaluating at step 300\n",
+                                        encoding="utf-8")
+    assert _found(str(tmp_path)), "one announcement after progress is the entry"

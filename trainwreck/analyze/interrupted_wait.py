@@ -4,12 +4,15 @@ Someone presses Ctrl-C (or a launcher sends SIGINT/SIGTERM) because the run stop
 that follows is a stack dump taken at that moment. When its innermost frames wait on the DataLoader's queue
 or inside a collective, the run had stalled there: a data-pipeline deadlock or a collective that never
 completed. Only interrupts are read this way (an exception raised by the code is its own failure), including
-a traceback the log cuts off right after a `^C`.
+a traceback the log cuts off after a `^C` (with other processes' headers and tracebacks printed between them).
+A DataLoader worker's own traceback says nothing: an interrupt stops every worker, most of them idle in
+index_queue.get(), in a healthy run as much as in a stuck one.
 """
 from __future__ import annotations
 
 from typing import List, Optional
 
+from trainwreck import lazy_re
 from trainwreck.analyze.stack_dumps import family_of_wait, wait_of
 from trainwreck.analyze.tracebacks.parse import find_tracebacks
 from trainwreck.analyze.tracebacks.vocab import Traceback
@@ -17,17 +20,34 @@ from trainwreck.collect.bundle import Bundle
 from trainwreck.model import HYPOTHESIS, Finding, Line
 
 _INNERMOST = 6  # frames from the innermost outwards that say what the main thread waited on
+_WORKER_LOOPS = ("_worker_loop",)  # torch.utils.data worker processes' main function
 _STOPS = ("collective", "DataLoader")  # waits that mean the run was stuck (a lock or .item() alone says less)
 
 
+# what an interrupt prints before the traceback of a process it stops: multiprocessing's "Process Process-3:" header,
+# other processes' traceback lines interleaved with it (frames, source lines), blanks
+_TEARDOWN = lazy_re(r'^\s*(?:\^C)*\s*(?:Process [\w.-]+:|Traceback \(most recent call last\):|File "|KeyboardInterrupt\s*$|$)|^\s{2,}\S')
+_LOOKBACK = 60  # lines of teardown at most between the ^C and the traceback it belongs to
+
+
 def _interrupt(tb: Traceback, lines: List[Line], index: dict) -> bool:
+    """The traceback is an interrupt's: KeyboardInterrupt, or a traceback the log cuts off after a ^C with only
+    the interrupt's teardown (other processes' headers and tracebacks) between them."""
     if tb.interrupted:
         return True
     if not tb.truncated or tb.start is None:
         return False
     i = index.get(id(tb.start))
-    before = lines[i - 1].text if i else ""
-    return tb.start.text.lstrip().startswith("^C") or before.rstrip().endswith("^C")
+    if i is None:
+        return False
+    if tb.start.text.lstrip().startswith("^C"):
+        return True
+    for x in reversed(lines[max(0, i - _LOOKBACK):i]):
+        if "^C" in x.text:
+            return True
+        if not _TEARDOWN.search(x.text):
+            return False
+    return False
 
 
 def _segments(bundle: Bundle):
@@ -78,6 +98,9 @@ def detect(bundle: Bundle) -> List[Finding]:
 
 
 def _blocked(tb: Traceback) -> Optional[tuple]:
+    if any(f.func in _WORKER_LOOPS for f in tb.frames):
+        return None  # a DataLoader worker's own traceback: an interrupt stops every worker wherever it is (most
+        # wait in index_queue.get() for work, in a healthy run too), so it says nothing about a stall
     for frame in list(reversed(tb.frames))[:_INNERMOST]:
         w = wait_of(frame.func, frame.file)
         if w and any(s in w[1] for s in _STOPS):

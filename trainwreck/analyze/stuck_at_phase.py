@@ -11,9 +11,12 @@ probe is one that fits a hang (a stack dump of every rank; NCCL_DEBUG=INFO for d
 num_workers=0 where a DataLoader feeds the phase). The same wait line repeated with nothing between the repeats
 is the run reporting that it waits: direct evidence of a wait.
 
-A log that progresses normally and simply stops mid-phase carries no phase entry at its end: it stays unclear
-(a hang, or a kill) here. A completed or interrupted run, or one whose other logs or metric files show progress
-past the entry, is left alone.
+A phase announced with the step it runs at ("Saving checkpoint at step 9485") is still an entry: the number dates
+it (the same line counting up is progress). A user's Ctrl-C is how a run that stood still is usually ended, so the
+log is read up to the interrupt: an entry that is the last progress before it is a stall the user ended (outcome
+interrupted). A log that progresses normally and simply stops mid-phase carries no phase entry at its end: it stays
+unclear (a hang, or a kill) here. A completed run, one a scheduler stopped, or one whose other logs or metric files
+show progress past the entry, is left alone.
 """
 from __future__ import annotations
 
@@ -46,7 +49,9 @@ _ANNOUNCE: List[Tuple[str, "re.Pattern[str]"]] = [
     ("data", lazy_re(r"(?i)\b(?:loading (?:the )?(?:train(?:ing)? |val(?:idation)? )?(?:data(?:sets?)?|data ?loaders?)|"
                      r"building (?:the )?(?:train(?:ing)? )?(?:data ?loaders?|datasets?)|creating (?:the )?"
                      r"(?:data ?loaders?|datasets?)|preparing (?:the )?(?:data(?:sets?)?|data ?loaders?))\b")),
-    ("training", lazy_re(r"\*{5} Running training \*{5}|(?i:\b(?:start(?:s|ed|ing)?|begin(?:s|ning)?|launch(?:ing)?)"
+    ("training", lazy_re(r"\*{5} Running training \*{5}|Reducer buckets have been rebuilt in this iteration|"
+                         r"batch_all_reduce: \d+ all-reduces with algorithm|"
+                         r"(?i:\b(?:start(?:s|ed|ing)?|begin(?:s|ning)?|launch(?:ing)?)"
                          r"\s+(?:the\s+)?(?:training|train(?:ing)? loop)\b|\bstart running\b)|"
                          r"^\s*Epoch \d+/\d+\s*$")),
 ]
@@ -64,6 +69,7 @@ _TROUBLE = lazy_re(r"Traceback|\w*Error\b|error:|Exception\b|Killed|killed by|FA
 # a line after the entry that reports a phase finished: the run did not stop at that entry
 _DONE = lazy_re(r"(?i)\b(?:saved|done|finished|completed?|loaded|written|took|success(?:fully)?)\b")
 _DIST = lazy_re(r"(?i)\b(?:ddp|nccl|hccl|gloo|init_process_group|world_size|torchrun|torch\.distributed|"
+                r"torch\.nn\.parallel\.distributed|batch_all_reduce|reducer buckets|"
                 r"initializing distributed|distributed (?:init|mode|environment|backend|training|data ?parallel))\b|"
                 r"distributed_backend=")
 _NOT_DIST = lazy_re(r"(?i)\bnot using distributed\b|\bdistributed[_ ]?(?:mode|training)?\s*[:=]\s*(?:false|none|no)\b")
@@ -132,10 +138,22 @@ def advances(text: str) -> bool:
     return False
 
 
+_AT_STEP = ("checkpoint", "evaluation")  # phases announced with the step they run at ("Saving checkpoint at step 9485")
+
+
+def _at_step(text: str) -> Optional[str]:
+    """The phase a line announces for the step it names: a step counter there dates the phase, it is not progress
+    (a metric value or a moving bar still is)."""
+    part = _parts(text)[-1]
+    if _METRIC.search(part) or any(g is not None and int(g) > 0 for m in _BAR.finditer(part) for g in m.groups()):
+        return None
+    return next((phase for phase, rx in _ANNOUNCE if phase in _AT_STEP and rx.search(part)), None)
+
+
 def entry(text: str) -> Optional[str]:
     """The phase this line enters ("" when it is a counter at zero that names no phase), else None."""
     if advances(text):
-        return None
+        return _at_step(text)
     part = _parts(text)[-1]
     for phase, rx in _ANNOUNCE:
         if rx.search(part):
@@ -151,13 +169,20 @@ def _norm(text: str) -> str:
     return _DIGITS.sub("#", text.strip())
 
 
-def _scan(log: LogText) -> Optional[dict]:
-    """The log's last entry line when nothing advances after it; None when the log ends in progress or trouble."""
-    tail = [x for x in log.lines if x.text.strip()][-TAIL:]
+def _counting(lines: List[Line]) -> bool:
+    """The last line repeats an earlier one with another step count: the same announcement counting up."""
+    key, steps = _norm(lines[-1].text), [m.group(1) for m in _COUNT.finditer(lines[-1].text)]
+    return any(_norm(x.text) == key and [m.group(1) for m in _COUNT.finditer(x.text)] != steps for x in lines[:-1])
+
+
+def _scan(log: LogText, cut: Optional[int] = None) -> Optional[dict]:
+    """The log's last entry line when nothing advances after it; None when the log ends in progress or trouble.
+    `cut`: the line where someone interrupted the run; what follows it is the interrupt, not the run."""
+    tail = [x for x in log.lines if x.text.strip() and (cut is None or x.line is None or x.line < cut)][-TAIL:]
     last = None
     for i in range(len(tail) - 1, -1, -1):
         text = tail[i].text
-        if advances(text) or _TROUBLE.search(text[:2000]) and not _WAIT.search(text):
+        if entry(text) is None and advances(text) or _TROUBLE.search(text[:2000]) and not _WAIT.search(text):
             return None  # the log's last word is progress, or an error other detectors read
         if entry(text) is not None:
             last = i
@@ -166,6 +191,8 @@ def _scan(log: LogText) -> Optional[dict]:
         return None
     if any(_DONE.search(x.text[:2000]) for x in tail[last + 1:]):
         return None  # the phase it entered reports that it finished
+    if advances(tail[last].text) and _counting(tail[max(0, last - 12):last + 1]):
+        return None  # "Evaluating step 10", "… step 20": a phase counting its own steps is progress, not its entry
     for x in reversed(tail[max(0, last - 12):last]):
         if advances(x.text):
             break
@@ -187,23 +214,36 @@ def _scan(log: LogText) -> Optional[dict]:
         k = last - 1
         while k >= 0 and _norm(tail[k].text) == key:
             waits, k = waits + 1, k - 1
-        if phase == "wait" and re.search(r"(?i)barrier|rendezvous|process group", tail[last].text):
+        if phase == "wait" and re.search(r"(?i)barrier|rendezvous|process group|/job:\w+/replica:\d+/task:\d+",
+                                         tail[last].text):  # TF/JAX name their tasks /job:worker/replica:0/task:1
             phase = "distributed"
     before = log.head + [x for x in log.lines if x.line is None or tail[last].line is None
                          or x.line < tail[last].line]
     return {"line": tail[last], "named": tail[named], "from": tail[min(named, last - waits + 1):], "phase": phase or "training", "after": len(tail) - 1 - last,
-            "waits": waits, "progressed": any(advances(x.text) for x in before[-400:]),
+            "waits": waits, "progressed": any(advances(x.text) for x in before[-400:] + [tail[last]]),
             "distributed": any(_DIST.search(x.text[:2000]) and not _NOT_DIST.search(x.text[:2000])
                                for x in (log.head + log.lines)[-400:])}
 
 
 def _ended(earlier: List[Finding]) -> bool:
-    """A completion or interruption marker, or a live process still writing: the run did not stop at the entry."""
+    """A completion or interruption marker, or a live process still writing: the run did not stop at the entry.
+    A user's interrupt (Ctrl-C) is not one: it is how a run that stood still is usually ended (see _cuts)."""
     for m in earlier:
-        if m.kind == "outcome" and (m.outcome in ("completed", "interrupted")
+        if m.kind == "outcome" and (m.outcome == "completed" or m.outcome == "interrupted" and m.outcome_by != "user"
                                     or (m.outcome == "running" and m.outcome_by == "progressing")):
             return True
     return False
+
+
+def _cuts(earlier: List[Finding]) -> dict:
+    """{log path: (line, marker)} of each user interrupt: the log is read up to it."""
+    out: dict = {}
+    for m in earlier:
+        if m.kind == "outcome" and m.outcome == "interrupted" and m.outcome_by == "user":
+            for e in m.evidence[:1]:
+                if e.line is not None and e.path not in out:
+                    out[e.path] = (e.line, e)
+    return out
 
 
 def _family(fid: Optional[str]) -> Optional[dict]:
@@ -218,9 +258,12 @@ def detect(bundle: Bundle, earlier: Optional[List[Finding]] = None) -> List[Find
     if earlier is None:  # called on its own (not from analyze()): make the findings it stands down on
         earlier = outcome.detect(bundle) + stuck_after_init.detect(bundle)
     hits, moving = [], False
+    cuts = _cuts(earlier)
     for log in bundle.logs:
-        hit = _scan(log)
+        line, stop = cuts.get(log.path, (None, None))
+        hit = _scan(log, line)
         if hit is not None:
+            hit["interrupt"] = stop
             hits.append((log, hit))
         elif any(advances(x.text) for x in [x for x in log.lines if x.text.strip()][-5:]):
             moving = True  # another log ends in progress: the run went on past the entry
@@ -243,10 +286,16 @@ def _finding(log: LogText, hit: dict) -> Finding:
     line: Line = hit["line"]
     where = f"line {line.line}" if line.line is not None else "its last lines"
     after = hit["after"]
+    stop = hit.get("interrupt")
     tail = (f", {after} line{'s' if after != 1 else ''} of setup or warnings after it" if after else
-            ", the log's last line")
+            ", the log's last line" if stop is None else "")
     repeated = hit["waits"] >= 2
-    if _WAIT.search(line.text):
+    if stop is not None:
+        claim = (f"stuck at the start of {what}: its entry is the last progress {log.path} shows ({where}{tail}) "
+                 f"before the user interrupted the run (line {stop.line}), with no step, metric or error between "
+                 "them (it stood still until it was stopped by hand, or was stopped just after entering the phase: "
+                 "the log alone cannot say which)")
+    elif _WAIT.search(line.text):
         in_what = " on a lock, a queue or another process" if phase == "wait" else f" in {what}"
         claim = (f"stuck waiting{in_what}: the same wait is logged {hit['waits']} times in a row with no progress "
                  f"between the repeats ({log.path} {where}{tail})" if repeated else
@@ -263,6 +312,8 @@ def _finding(log: LogText, hit: dict) -> Finding:
     evidence = [line.source()]
     if hit["named"] is not line:
         evidence.insert(0, hit["named"].source())
+    if stop is not None:
+        evidence.append(stop)
     return Finding(
         id="log.stuck-at-phase", kind="", label=DIRECT if repeated else HYPOTHESIS,
         confidence=0.55 if repeated else (0.4 if hit["progressed"] else 0.45),

@@ -189,6 +189,12 @@ def resolve(bundle: Bundle, findings: List[Finding], cls: str, primary: Optional
         where = f" ({cite(ev)})" if ev else ""
         rec = _record("completed", done, f"{done.claim}, but its metrics show a {cls} failure{where}", p)
         return rec, False
+    if failure and cls == "stall" and stop is not None and stop.outcome_by == "user" and done is None \
+            and primary is not None and not primary.signature:
+        # a hang read from the logs (no timeout error ended it) does not end a run: the user who gave up on it did
+        # (a time limit that ends a hang is the job failing to finish: failed, see test_outcome)
+        rec = _record("interrupted", stop, f"a stall, found before the end of the run; then {stop.claim}", p)
+        return rec, False
     if failure:
         end = done or stop
         why = f"{'an' if cls in ('OOM', 'unclear') else 'a'} {cls} failure, found before the end of the run"
