@@ -149,3 +149,18 @@ def test_the_command_flushes_all_its_output_before_it_exits(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "trainwreck", "diagnose", str(tmp_path / "none")],
                          capture_output=True, text=True, env=env, cwd=ROOT)
     assert bad.returncode == 2 and bad.stderr.startswith("trainwreck: ")
+
+
+def test_a_small_diagnosis_imports_no_heavy_standard_library_module():
+    """statistics (which imports fractions, decimal and random), dataclasses and inspect cost 10-30 ms of every
+    call; a diagnosis of a small run needs none of them."""
+    run = os.path.join(ROOT, "examples", "runs", "nan-fp16")
+    code = ("import sys, io, contextlib; before = set(sys.modules); from trainwreck import cli\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            f"    try: cli.main(['diagnose', {run!r}, '--no-probe'])\n"
+            "    except SystemExit: pass\n"
+            "print(sorted(m for m in ('statistics', 'fractions', 'decimal', 'random', 'dataclasses', 'inspect', "
+            "'ast', 'tokenize', 'pathlib', 'email', 'urllib') if m in sys.modules and m not in before))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
+                         env=dict(os.environ, PYTHONPATH=ROOT), check=True).stdout
+    assert out.strip().splitlines()[-1] == "[]"

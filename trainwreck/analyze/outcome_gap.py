@@ -7,10 +7,10 @@ between the last logged step and the stop says whether the run was still progres
 from __future__ import annotations
 
 from datetime import datetime
-from statistics import median
 from typing import List, Optional
 
 from trainwreck import lazy_re
+from trainwreck.analyze.trajectory_stats import median  # not statistics: it imports fractions, decimal, random
 from trainwreck.collect.bundle import Bundle
 from trainwreck.model import DIRECT, Finding
 
@@ -59,7 +59,7 @@ def silent_before_stop(bundle: Bundle, stops: List[Finding]) -> List[Finding]:
         timed = [t for t in timed if t[1] is not None]
         if len(timed) < 3:
             continue
-        spacing = median((b[1] - a[1]).total_seconds() for a, b in zip(timed, timed[1:]))
+        spacing = median([(b[1] - a[1]).total_seconds() for a, b in zip(timed, timed[1:])])
         last = timed[-1]
         gap = (at - last[1]).total_seconds()
         if gap < MIN_GAP_S or gap < SPACING_FACTOR * max(spacing, 1.0):
