@@ -182,3 +182,23 @@ def test_a_long_line_of_one_repeated_unit_redacts_fast(unit):
             f(text)
             took = time.perf_counter() - t0
             assert took < 0.5, f"{unit!r}: {took:.2f} s"
+
+
+def test_no_pem_body_line_reaches_the_bundle_whatever_window_reads_it(tmp_path):
+    """A log larger than a whole read: its head, its sampled middle and its tail are separate windows, and a key
+    block that spans them is seen by some windows with neither its BEGIN nor its END line."""
+    from test_redact_bundle import strings
+
+    from trainwreck.collect import collect
+    from trainwreck.locate import locate
+
+    body = [gen(64, B64) for _ in range(4000)]
+    steps = [f"step {i} loss={2.3 - i * 1e-5:.5f} lr=3e-4" for i in range(3000)]
+    text = "\n".join(steps[:400] + ["-----BEGIN RSA PRIVATE KEY-----"] + body + ["-----END RSA PRIVATE KEY-----"]
+                     + steps[400:] + ["step 3000 loss=nan"]) + "\n"
+    (tmp_path / "train.log").write_text(text)
+    bundle = collect(locate(str(tmp_path)))
+    seen = "\n".join(strings(bundle))
+    assert "[REDACTED:private-key]" in seen and "loss=nan" in seen
+    leaked = [b for b in body if b in seen]
+    assert not leaked, f"{len(leaked)} body lines leaked"
