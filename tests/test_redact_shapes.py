@@ -50,6 +50,7 @@ SECRETS = [
     ("slack-xoxb", "slack notifier ", j("xo", "xb-", gen(12, string.digits), "-", gen(24)), ""),
     ("slack-xoxp", "slack user ", j("xo", "xp-", gen(12, string.digits), "-", gen(32)), ""),
     ("huggingface-hf", "Logged in to the Hub with ", j("hf", "_", gen(34)), ""),
+    ("json-escaped-newline", '{"log": "login ok\\n', j("hf", "_", gen(34)), '\\nready"}'),
     ("aws-key-id", "s3 upload as ", j("AK", "IA", gen(16, string.ascii_uppercase + string.digits)), " ok"),
     ("aws-secret-key-ini", "aws_secret_access_key = ", gen(40, B64), ""),
     ("google-aiza", "maps client ", j("AI", "za", gen(35)), " ready"),
@@ -125,6 +126,8 @@ LOOKALIKES = [
     ("max-tokens", "generate(max_tokens=512, temperature=0.7)"),
     ("cli-max-tokens", "python serve.py --max-tokens 4096 --token-budget 512"),
     ("bearer-prose", "the bearer of the checkpoint is rank 0"),
+    ("authorization-prose", "HTTP 403: authorization: denied by the bucket policy"),
+    ("cli-flag-without-value", "python train.py --token --lr 3e-4 --password --epochs 3"),
     ("placeholder-brackets", "api_key: [YOUR_KEY_HERE]"),
     ("placeholder-angle", "api_key: <your-key>"),
     ("placeholder-cli", "python train.py --api-key <your-key>"),
@@ -202,3 +205,11 @@ def test_no_pem_body_line_reaches_the_bundle_whatever_window_reads_it(tmp_path):
     assert "[REDACTED:private-key]" in seen and "loss=nan" in seen
     leaked = [b for b in body if b in seen]
     assert not leaked, f"{len(leaked)} body lines leaked"
+
+
+def test_a_line_of_hundreds_of_key_names_is_masked_after_them_not_shown():
+    """Work on one line is bounded by a count of key/value candidates; what lies past them is masked (fail
+    closed), so a secret placed after hundreds of decoy keys is not shown either."""
+    secret = gen(32)
+    out = redact("a key=b " * 600 + "api_key=" + secret)
+    assert secret not in out and out.startswith("a key=b a key=b")

@@ -30,7 +30,7 @@ def _whole(kind: str) -> Callable[["re.Match[str]"], str]:
 
 # A token starts where a run of token characters starts: one start per run keeps every rule linear (a rule tried
 # at each position of a long run would rescan the run from each of them).
-_RUN = r"(?<![A-Za-z0-9_\-])"
+_RUN = r"(?:(?<![A-Za-z0-9_\-])|(?<=\\[nrt]))"  # also right after a JSON escape: "…\nhf_…"
 _SHAPES: List[_Rule] = [
     ("private-key", lazy_re(r"-----BEGIN [A-Z ]{0,40}PRIVATE KEY-----.*?(?:-----END [A-Z ]{0,40}PRIVATE KEY-----|$)",
                             re.S), _whole("private-key")),
@@ -54,8 +54,8 @@ _SHAPES: List[_Rule] = [
     # an Authorization header: whatever follows its scheme is the credential, of any length
     ("authorization", lazy_re(r"(?i)\b((?:proxy-)?authorization[\"']?[ \t]{0,4}[:=][ \t]{0,4}[\"']?)"
                               r"(?:(basic|bearer|token|digest|negotiate)[ \t]{1,4})?([^\s\"',;]{1,4096})"),
-     lambda m: m.group(0) if _kept(m.group(3)) else f"{m.group(1)}{m.group(2) + ' ' if m.group(2) else ''}"
-     f"{_tag('token')}"),
+     lambda m: m.group(0) if _kept(m.group(3)) or (not m.group(2) and (len(m.group(3)) < 8 or m.group(3).isalpha()))
+     else f"{m.group(1)}{m.group(2) + ' ' if m.group(2) else ''}{_tag('token')}"),
     ("bearer", lazy_re(r"(?i)\b(bearer)[ \t]{1,4}([A-Za-z0-9._~+/\-]{16,}=*)"), lambda m: f"{m.group(1)} {_tag('token')}"),
     # `Basic <base64>` outside a header: only base64 that cannot be a word ("Using basic scaled_dot_product…")
     ("basic", lazy_re(r"(?i)\b(basic)[ \t]{1,4}([A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+/=_\-.])"),
@@ -108,10 +108,13 @@ _NUMBER = lazy_re(r"[-+]?[\d.eE+\-]{1,64}")
 _BORING_VALUES = {"", "null", "none", "~", "false", "true", "***", "xxx", "<redacted>", "changeme"}
 
 
+_KV_MAX = 512  # key/value candidates judged on one line; past them the rest of the line is masked (fail closed)
+
+
 def _kv(text: str) -> str:
     out: List[str] = []
     pos = done = 0
-    while True:
+    for _ in range(_KV_MAX):
         m = _KV.search(text, pos)
         if m is None:
             break
@@ -131,14 +134,19 @@ def _kv(text: str) -> str:
             v = (_QVALUE if ks and text[ks - 1] in "?&;" else _VALUE).match(text, vs)
             ve = v.end() if v else vs
         pos = max(m.end(), ve, m.start() + 1)
-        if ve <= vs:
-            continue
+        if ve <= vs or (ve - vs < 8 and word.lower() in ("token", "key", "apikey") and not _PW_NAMES.search(key)):
+            continue  # no value, or a token/key value too short to be one
         ve = _judge(text, m, vs, ve, q)
         if ve:
             out.append(text[done:vs])
             out.append(_tag("secret"))
             done = ve
             pos = max(pos, ve)
+    else:  # a line of hundreds of key names (no log line has them): bounded work, nothing after them is shown
+        if _KV.search(text, pos) is not None:
+            out.append(text[done:pos])
+            out.append(_tag("secret"))
+            done = len(text)
     if not out:
         return text
     out.append(text[done:])
@@ -153,6 +161,8 @@ def _judge(text: str, m: "re.Match[str]", vs: int, ve: int, q: str) -> int:
         return 0
     cli = key.startswith("--")
     name = key.lstrip("-")
+    if cli and not sep and val.startswith("-"):  # `--token --lr 3e-4`: the next flag, no value
+        return 0
     ks = m.start()
     if word in _PW_WORDS_KV or _PW_NAMES.search(name):
         if word == "pass" and name.lower() == "pass" and not cli:  # `pass: 3` counts tests; DB_PASS is a password
