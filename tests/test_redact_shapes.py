@@ -181,9 +181,12 @@ def test_a_long_line_of_one_repeated_unit_redacts_fast(unit):
     line = (unit * (100_000 // len(unit) + 1))[:100_000]
     for text in (line, "password: x" + line, line + " token=" + gen(20)):
         for f in (redact, lambda t: redact_lines([t])[0]):
-            t0 = time.perf_counter()
-            f(text)
-            took = time.perf_counter() - t0
+            for _attempt in range(3):  # the best of three: a loaded machine slows a call, a quadratic rule all three
+                t0 = time.perf_counter()
+                f(text)
+                took = time.perf_counter() - t0
+                if took < 0.5:
+                    break
             assert took < 0.5, f"{unit!r}: {took:.2f} s"
 
 
