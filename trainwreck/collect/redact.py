@@ -216,10 +216,12 @@ def _hex_keys(text: str) -> str:
 
 
 # Literal hints, checked with `in` on the lower-cased line before any regex runs.
-_HINTS = ("hf_", "sk-", "sk_", "rk_", "akia", "asia", "agpa", "aida", "aroa", "anpa", "ghp_", "gho_", "ghu_", "ghs_",
+_HINTS = ("hf_", "sk-", "sk_live", "sk_test", "rk_live", "rk_test", "akia", "asia", "agpa", "aida", "aroa", "anpa", "ghp_", "gho_", "ghu_", "ghs_",
           "ghr_", "github_pat", "glpat-", "gldt-", "glrt-", "glptt-", "glcbt-", "glft-", "glsoat-", "xox", "aiza", "eyj",
           "bearer", "basic", "authorization", "sig=", "signature", "sharedaccess", "://", "@", "private key", "pass",
-          "pwd", "secret", "key", "token", "credential", "api", "wandb")
+          "pwd", "secret", "key", "token", "credential")
+# and a 40-hex run after "api" / "wandb" (no other hint): `wandb <hex>`, `api <hex>`
+_HEXRUN = lazy_re(r"(?<![0-9a-f])[0-9a-f]{40}")
 
 
 _DIGITS = str.maketrans("0123456789", "##########")
@@ -233,7 +235,7 @@ def redact(text: str) -> str:
     if _pem_body(text):
         return _tag("private-key")
     low = text.lower()
-    if not any(h in low for h in _HINTS):
+    if not any(h in low for h in _HINTS) and not (("api" in low or "wandb" in low) and _HEXRUN.search(text)):
         return text
     # Whether a line needs redaction does not change when only its digits change (every rule treats digits
     # alike), so a metrics line whose layout already proved clean ("tokens_per_second": N) is not re-scanned.
@@ -322,6 +324,7 @@ def _hinted_lines(low: str) -> List[int]:
             if nl < 0:
                 break
             pos = low.find(h, nl + 1)
+    at.extend(m.start() for m in _HEXRUN.finditer(low))
     lines: List[int] = []
     line, prev = 0, 0
     for pos in sorted(set(at)):
