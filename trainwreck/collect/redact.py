@@ -220,6 +220,15 @@ _HINTS = ("hf_", "sk-", "sk_live", "sk_test", "rk_live", "rk_test", "akia", "asi
           "ghr_", "github_pat", "glpat-", "gldt-", "glrt-", "glptt-", "glcbt-", "glft-", "glsoat-", "xox", "aiza", "eyj",
           "bearer", "basic", "authorization", "sig=", "signature", "sharedaccess", "://", "@", "private key", "pass",
           "pwd", "secret", "key", "token", "credential")
+_HINT_RX = lazy_re("|".join(re.escape(h) for h in _HINTS))
+
+
+def _hinted(low: str) -> bool:
+    """Whether lower-cased `low` holds a hint: one regex pass for a short text (a file name, a log line), one str
+    scan per hint, at memory speed, for a long one."""
+    return _HINT_RX.search(low) is not None if len(low) < 512 else any(h in low for h in _HINTS)
+
+
 # and a 40-hex run after "api" / "wandb" (no other hint): `wandb <hex>`, `api <hex>`
 _HEXRUN = lazy_re(r"(?<![0-9a-f])[0-9a-f]{40}")
 
@@ -235,7 +244,7 @@ def redact(text: str) -> str:
     if _pem_body(text):
         return _tag("private-key")
     low = text.lower()
-    if not any(h in low for h in _HINTS) and not (("api" in low or "wandb" in low) and _HEXRUN.search(text)):
+    if not _hinted(low) and not (("api" in low or "wandb" in low) and _HEXRUN.search(text)):
         return text
     # Whether a line needs redaction does not change when only its digits change (every rule treats digits
     # alike), so a metrics line whose layout already proved clean ("tokens_per_second": N) is not re-scanned.
@@ -251,10 +260,9 @@ def redact(text: str) -> str:
 def redact_path(path: str) -> str:
     """A path with a secret in one of its names (a Hydra sweep directory `lr=0.1,wandb.api_key=<hex>`) redacted
     name by name, so the separators and every other name stay as they are."""
-    if not path or not any(h in path.lower() for h in _HINTS):
+    if not _hinted(path.lower()):
         return path
-    parts = path.split("/")
-    return "/".join(redact(p) for p in parts)
+    return "/".join(redact(p) for p in path.split("/"))
 
 
 # A literal each rule's match must contain (any one of them; `None` when found case-insensitively, see _fold):
