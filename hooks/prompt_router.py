@@ -116,6 +116,14 @@ def _arg(path):
     return '"%s"' % path.replace('"', '\\"') if any(ch.isspace() or ch in "'\"" for ch in path) else path
 
 
+def _holds_secret(path):
+    try:
+        from trainwreck.collect.redact import redact_path
+    except Exception:
+        return False
+    return redact_path(path) != path
+
+
 def context_line(cwd, discovery):
     """The one line of context, naming what `trainwreck diagnose` would diagnose when run in cwd."""
     locate, not_found = discovery
@@ -129,6 +137,8 @@ def context_line(cwd, discovery):
     tail = " and cite its evidence before naming a cause."
     if run is None:
         return head + "<run dir or log file>" + tail
+    if _holds_secret(run.target):  # a sweep directory `…,wandb.api_key=<hex>`: discovery finds it again unnamed
+        return head.rstrip() + " with no argument (the newest run here; its path holds a secret, not shown)" + tail
     if run.single_file:
         what = "the newest evidence here, a log file"
     elif run.target == ".":

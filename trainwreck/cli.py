@@ -91,7 +91,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     try:
         return int(args._run(args) or 0)
     except NotFound as exc:
-        print(f"trainwreck: {exc}", file=sys.stderr)
+        from trainwreck.collect.redact import redact_path  # the paths it names may hold a secret (a sweep dir)
+        print(f"trainwreck: {redact_path(str(exc))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("trainwreck: interrupted", file=sys.stderr)

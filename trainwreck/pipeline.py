@@ -9,6 +9,7 @@ from trainwreck import __version__, record
 from trainwreck.analyze import analyze
 from trainwreck.collect import collect
 from trainwreck.collect.bundle import Bundle
+from trainwreck.collect.redact import redact_path
 from trainwreck.decide import decide
 from trainwreck.locate import NotFound, Run, locate
 from trainwreck.model import Diagnosis, Finding
@@ -28,7 +29,7 @@ def diagnose(path: Optional[str], cwd: Optional[str] = None, probe: bool = True)
     bundle = collect(run)
     if not bundle.files:
         why = "; ".join(bundle.notes[:3]) or "no logs, metrics, configs or checkpoints in it"
-        raise NotFound(f"nothing to diagnose in {run.target}: {why}")
+        raise NotFound(f"nothing to diagnose in {redact_path(run.target)}: {why}")
     findings: List[Finding] = []
     if probe:
         from trainwreck.probes import probe_system
@@ -39,9 +40,36 @@ def diagnose(path: Optional[str], cwd: Optional[str] = None, probe: bool = True)
     diag = decide(bundle, findings)
     diag.run = run.root
     diag.target = run.target
+    _hide_path_secrets(diag, run)
     diag.tool = {"name": "trainwreck", "version": __version__, "located": run.how}
     if probe:
         diag.notes.extend(n for n in bundle.probes.get("notes", []) if n not in diag.notes)
     else:
         diag.notes.append(bundle.probes["skipped"])
     return Result(run, bundle, findings, diag)
+
+
+def _hide_path_secrets(diag: Diagnosis, run: Run) -> None:
+    """A secret in the run's own path (a Hydra sweep directory `lr=0.1,wandb.api_key=<hex>`) is redacted wherever
+    the path was written into the Diagnosis (run, target, the commands that name the run), as every file path
+    inside the run already was when it was read."""
+    swap = {p: redact_path(p) for p in {run.root, run.target, run.single_file or ""} if p and redact_path(p) != p}
+    if not swap:
+        return
+    olds = sorted(swap, key=len, reverse=True)
+
+    def clean(v):
+        if isinstance(v, str):
+            for old in olds:
+                if old in v:
+                    v = v.replace(old, swap[old])
+            return v
+        if isinstance(v, list):
+            return [clean(x) for x in v]
+        if isinstance(v, tuple):
+            return tuple(clean(x) for x in v)
+        if isinstance(v, dict):
+            return {clean(k): clean(x) for k, x in v.items()}
+        return v
+    for name, value in vars(diag).items():
+        setattr(diag, name, clean(value))

@@ -130,6 +130,13 @@ def test_a_path_with_spaces_is_quoted(tmp_path):
     assert '/trainwreck:diagnose "runs/my exp" (' in _named(tmp_path)
 
 
+def test_a_secret_in_the_run_path_is_not_named(tmp_path):
+    key = "".join(chr(97 + (i * 7) % 6) + str(i % 10) for i in range(20))  # 40 hex characters, built here
+    _put(tmp_path / "multirun" / "2026-11-01" / "10-00-00" / f"0_lr=0.1,wandb.api_key={key}" / "train.log", 0)
+    line = _named(tmp_path)
+    assert key not in line and "/trainwreck:diagnose with no argument (the newest run here" in line
+
+
 def test_no_run_directory_still_points_to_diagnose(tmp_path):
     _put(tmp_path / "src" / "model.py", 0)
     line = _named(tmp_path, "CUDA out of memory at step 10")

@@ -20,7 +20,7 @@ from typing import List, Optional, Tuple
 
 from trainwreck import lazy_re, record
 from trainwreck.collect.bundle import FileRecord
-from trainwreck.collect.redact import redact_lines
+from trainwreck.collect.redact import redact_lines, redact_path
 from trainwreck.model import Line
 
 try:  # the built-in module: hashlib would load OpenSSL (~5 ms of every call) for the same digest
@@ -52,7 +52,7 @@ class Skip(Exception):
 @record
 class Entry:
     def __init__(self, rel: str, abspath: str, size: int, mtime: float, regular: bool = True) -> None:
-        self.rel = rel  # path relative to the run root, with '/' separators
+        self.rel = redact_path(rel)  # path relative to the run root, '/' separators; a secret in a name redacted
         self.abspath = abspath
         self.size = size
         self.mtime = mtime
@@ -69,7 +69,7 @@ def real_inside(root_real: str, path: str) -> bool:
 
 def check_regular(root_real: str, path: str) -> os.stat_result:
     """Stat `path` and make sure it is a regular file inside the run. Raises Skip with the reason."""
-    rel = os.path.relpath(path, root_real) if path.startswith(root_real) else path
+    rel = redact_path(os.path.relpath(path, root_real) if path.startswith(root_real) else path)
     if not real_inside(root_real, path):
         raise Skip(f"{rel}: links outside the run directory, not read")
     try:
@@ -88,7 +88,7 @@ def check_regular(root_real: str, path: str) -> os.stat_result:
 def open_regular(root_real: str, path: str) -> Tuple[int, os.stat_result]:
     """Open read-only and non-blocking, then verify it is (still) a regular file."""
     check_regular(root_real, path)
-    rel = os.path.relpath(path, root_real)
+    rel = redact_path(os.path.relpath(path, root_real))
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
     except OSError as exc:
@@ -161,7 +161,7 @@ class BoundedFile:
     window that becomes evidence is remembered, so the lock-file hash covers exactly the bytes that were read."""
 
     def __init__(self, root_real: str, abspath: str, budget: Optional[Budget] = None):
-        self.rel = os.path.relpath(abspath, root_real).replace(os.sep, "/")
+        self.rel = redact_path(os.path.relpath(abspath, root_real).replace(os.sep, "/"))
         self.fd, st = open_regular(root_real, abspath)
         self.size, self.mtime = st.st_size, st.st_mtime
         self.budget = budget if budget is not None else Budget()

@@ -5,6 +5,7 @@ import os
 import stat
 from typing import Iterator, List, Tuple
 
+from trainwreck.collect.redact import redact_path
 from trainwreck.collect.safeio import Entry, real_inside
 
 
@@ -26,7 +27,7 @@ class Walker:
             try:
                 it = os.scandir(d)
             except OSError as exc:
-                rel = os.path.relpath(d, self.root)
+                rel = redact_path(os.path.relpath(d, self.root))
                 self.notes.append(f"{rel}: cannot list ({exc.strerror or exc})")
                 continue
             subdirs = []
@@ -36,7 +37,7 @@ class Walker:
                     if self.seen > self.max_entries:
                         self.notes.append(f"stopped listing after {self.seen - 1} entries (limit): some files were not considered")
                         return
-                    rel = os.path.relpath(e.path, self.root).replace(os.sep, "/")
+                    rel = redact_path(os.path.relpath(e.path, self.root).replace(os.sep, "/"))
                     try:
                         if e.is_dir(follow_symlinks=False):
                             if depth + 1 <= self.max_depth and not prune(rel, e.name):

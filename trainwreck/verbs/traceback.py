@@ -6,7 +6,7 @@ import json
 import os
 import sys
 
-from trainwreck.collect.redact import PemTracker
+from trainwreck.collect.redact import PemTracker, redact_path
 from trainwreck.model import Line
 
 NAME = "traceback"
@@ -43,7 +43,7 @@ def run(args) -> int:
     from trainwreck.analyze.tracebacks.summary import summarize
     from trainwreck.report.traceback import render_text
     if args.path and args.path != "-" and not os.path.lexists(args.path):
-        print(f"trainwreck: no such file or directory: {args.path}", file=sys.stderr)
+        print(f"trainwreck: no such file or directory: {redact_path(args.path)}", file=sys.stderr)
         return 2
     s = summarize(_lines(args.path))
     if args.json:
