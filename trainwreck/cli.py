@@ -88,10 +88,13 @@ def main(argv: Optional[List[str]] = None) -> int:
     if not getattr(args, "_run", None):
         parser.print_help()
         return 2
+    from trainwreck.report.safe import NeutralStream, terminal_text
+    plain = sys.stdout
+    sys.stdout = NeutralStream(plain)  # a run's control and bidi characters never reach the terminal raw
     try:
         return int(args._run(args) or 0)
     except NotFound as exc:
-        print(f"trainwreck: {exc}", file=sys.stderr)
+        print(terminal_text(f"trainwreck: {exc}"), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("trainwreck: interrupted", file=sys.stderr)
@@ -105,6 +108,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     except Exception as exc:  # never a traceback for the user; TRAINWRECK_DEBUG=1 shows it
         if os.environ.get("TRAINWRECK_DEBUG"):
             raise
-        print(f"trainwreck: internal error: {type(exc).__name__}: {exc} (set TRAINWRECK_DEBUG=1 for details)",
-              file=sys.stderr)
+        print(terminal_text(f"trainwreck: internal error: {type(exc).__name__}: {exc} (set TRAINWRECK_DEBUG=1 for "
+                            "details)"), file=sys.stderr)
         return 1
+    finally:
+        if isinstance(sys.stdout, NeutralStream):
+            sys.stdout = plain
