@@ -10,9 +10,10 @@ bytes. Log layout: CPython's traceback (`Traceback (most recent call last):`, ` 
 """
 import json
 import re
+import shutil
 
 import pytest
-from twtest import run_cli
+from twtest import EXAMPLES, run_cli
 
 ESC, BEL = "\x1b", "\x07"
 CONTROLS = {  # planted character → how the output must show it
@@ -115,8 +116,6 @@ def test_a_backtick_in_a_file_name_cannot_close_its_code_span():
 
 def test_a_verb_without_its_own_escaping_is_neutral_too(tmp_path):
     """`rollback` prints checkpoint names as they are: the CLI's stdout itself neutralises what any verb writes."""
-    import shutil
-    from twtest import EXAMPLES
     run = tmp_path / "run"
     shutil.copytree(f"{EXAMPLES}/nan-fp16", run)
     planted = "step_300" + ESC + "]0;title" + BEL + "\u202e.pt"
