@@ -131,3 +131,25 @@ def test_a_note_naming_a_run_value_quotes_it(tmp_path):
     path = str(run / "checkpoints" / CKPT_NAME)
     assert f"'{path}'" in comment, comment
     assert f"{path} " not in comment.replace(f"'{path}'", "")
+
+
+def test_a_checkpoint_path_from_a_log_line_stays_one_word(tmp_path):
+    """A catalog hint (`ls -l <ckpt>; python -c "…zipfile.is_zipfile(\"<ckpt>\")"`) filled with the path the log
+    names: the path is a quoted argument of both commands, never shell text. The message is PyTorch's own
+    (caffe2/serialize/inline_container.cc), behind a loader's `failed to load PATH:` prefix."""
+    ckpt = tmp_path / "ckpts" / CKPT_NAME
+    ckpt.parent.mkdir()
+    ckpt.write_bytes(b"not a zip")
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "train.log").write_text(f"step 10 loss=2.5\nfailed to load {ckpt}: RuntimeError: PytorchStreamReader "
+                                   "failed reading zip archive: failed finding central directory\n")
+    d = diagnose(str(run), probe=False).diagnosis.to_json()
+    cmd = d["verification"]["command"]
+    assert CKPT_NAME in cmd, cmd
+    box = _scratch(tmp_path)
+    res = subprocess.run(["bash", "-c", cmd], cwd=box["cwd"], env=box["env"], capture_output=True, text=True,
+                         timeout=60)
+    assert not [p for p in tmp_path.rglob("PWNED")], cmd
+    assert res.returncode == 0 and res.stdout.split()[-1] == "False", (cmd, res.stdout, res.stderr)
+    assert CKPT_NAME in res.stdout  # ls -l printed the file by its literal name
