@@ -96,7 +96,7 @@ def test_same_assertion_on_two_mpirun_ranks_and_no_user_frame():
     assert innermost_user_frame(t) is None
     assert [f.file for f in t.frames if f.file.startswith("<")] == ["<frozen runpy>", "<frozen runpy>", "<string>"]
     (f,) = [f for f in detect(bundle_of("mpirun_assert_2ranks.log")) if f.id == "traceback.root-exception"]
-    assert f.claim.startswith("AssertionError: Please set a dp-size > 1")
+    assert f.claim.startswith("“AssertionError: Please set a dp-size > 1")  # the run's words, quoted
     assert "sglang/srt/server_args.py:460 (__post_init__)" in f.claim
     assert "on rank 0 first; 2 ranks raised the same" in f.claim
     assert f.stage == "startup"
@@ -196,7 +196,7 @@ def test_first_failing_rank_is_the_first_of_several_ranks_to_print_a_traceback()
     fs = detect(Bundle(root=".", target=".", logs=[LogText("train.log", 0, lines, True)]))
     (f,) = [f for f in fs if f.id == "traceback.first-failing-rank"]
     assert f.rank == 5 and f.claim.startswith("rank 5 printed its traceback first of 3 ranks")
-    (nccl,) = [f for f in fs if f.claim.startswith("torch.distributed.DistBackendError")]
+    (nccl,) = [f for f in fs if f.claim.startswith("“torch.distributed.DistBackendError")]
     assert "on rank 2 first; 2 ranks raised the same" in nccl.claim  # the earlier of the two, not the later
 
 
@@ -254,7 +254,7 @@ def test_the_last_bare_exception_line_of_a_log_is_its_error():
             "step 2 loss 2.2", "[rank3]: RuntimeError: The size of tensor a (4) must match the size of tensor b (3)",
             "shutting down"]
     (f,) = _bare(rows)
-    assert f.claim == ("RuntimeError: The size of tensor a (4) must match the size of tensor b (3) "
+    assert f.claim == ("“RuntimeError: The size of tensor a (4) must match the size of tensor b (3)” "
                        "(the log's last exception line; no traceback around it)")
     assert f.evidence[0].line == 5 and f.suggests == "crash"
 
@@ -273,7 +273,7 @@ def test_bare_exception_lines_behind_every_launcher_prefix_are_read():
     for prefix in ("", "[rank2]: ", "[default2]:", "[2]<stderr>:", "[1,2]<stderr>: ", "2: ", "stderr: ",
                    "2026-03-02T10:00:00.123Z [rank2]: "):
         (f,) = _bare(["step 1 loss 2.0", prefix + "AssertionError: batch size must be even"])
-        assert f.claim.startswith("AssertionError: batch size must be even"), prefix
+        assert f.claim.startswith("“AssertionError: batch size must be even”"), prefix
     assert _bare(["step 1", "[INFO] ValueError: x is only a log message"]) == []  # not a launcher prefix
     # a launcher's own summary of a child failure is not the failure
     assert _bare(["subprocess.CalledProcessError: Command '['python', 'train.py']' returned 1"]) == []
@@ -397,11 +397,11 @@ def test_direct_cause_roots_at_the_cause_even_when_the_rest_is_cut_off():
     assert "TRUNCATED: the log ends mid-traceback; last visible line 18: File \"/private/home/" in text
     fs = detect(bundle_of("hydra_omegaconf_direct_cause.log"))
     (rootf,) = [f for f in fs if f.id == "traceback.root-exception"]
-    assert rootf.claim.startswith("ValueError: HydraConfig was not set raised in library code at "
+    assert rootf.claim.startswith("“ValueError: HydraConfig was not set” raised in library code at "
                                   "hydra/core/hydra_config.py:31 (get)")
     assert rootf.evidence[0].line == 11
     (cut,) = [f for f in fs if f.id == "traceback.truncated"]
-    assert cut.claim.startswith("log cut off mid-traceback; last visible line 18: File \"/private/home/")
+    assert cut.claim.startswith("log cut off mid-traceback; last visible line 18: “File \"/private/home/")
     assert (cut.role, cut.label) == ("context", "DIRECT")
 
 
@@ -415,8 +415,9 @@ def test_dataloader_worker_error_embedded_in_the_message_is_the_root():
     assert (uf.file.endswith("DatasetGenerator.py"), uf.line, uf.func) == (True, 107, "getBalancedSample")
     (f,) = [f for f in detect(bundle_of("dataloader_worker_keyerror_chain.log"))
             if f.id == "traceback.root-exception"]
-    assert f.claim.startswith("KeyError: 13815 raised in Task_Recognition/DatasetGenerator.py:107 (getBalancedSample)")
-    assert "re-raised it as KeyError: Caught KeyError in DataLoader worker process 0." in f.claim
+    assert f.claim.startswith("“KeyError: 13815” raised in Task_Recognition/DatasetGenerator.py:107 "
+                              "(getBalancedSample)")
+    assert "re-raised it as “KeyError: Caught KeyError in DataLoader worker process 0.”" in f.claim
     assert [e.line for e in f.evidence] == [24, 37, 16, 45]
 
 
@@ -493,7 +494,7 @@ def test_tqdm_bar_before_the_header_and_cut_off_traceback():
     assert t.start.line == 1 and t.truncated and t.last_visible.line == 5
     assert (innermost_user_frame(t).line, innermost_user_frame(t).func) == (371, "main")
     (f,) = [f for f in detect(bundle_of("opensora_tqdm_truncated.log")) if f.id == "traceback.truncated"]
-    assert f.claim.startswith("log cut off mid-traceback; last visible line 5: "
+    assert f.claim.startswith("log cut off mid-traceback; last visible line 5: “"
                               "booster.backward(loss=loss, optimizer=optimizer)")
 
 
@@ -630,7 +631,7 @@ def test_a_traceback_among_arbitrary_lines_is_found_whole(before, after):
     assert ff is not None  # rank 9 printed a traceback, so some rank failed first
     fs = detect(Bundle(root=".", target=".", logs=[LogText("a.log", 0, lines, True)]))
     (root,) = [f for f in fs if f.id == "traceback.root-exception" and f.evidence[0].path == "planted.log"]
-    assert root.claim == "ZeroDivisionError: division by zero raised in /work/planted.py:7 (main) on rank 9"
+    assert root.claim == "“ZeroDivisionError: division by zero” raised in /work/planted.py:7 (main) on rank 9"
     assert root.rank == 9 and [(e.path, e.line) for e in root.evidence] == [("planted.log", 4), ("planted.log", 2)]
     _cited_lines_are_input_lines(lines, [Line(e.path, e.line, e.text) for f in fs for e in f.evidence])
 

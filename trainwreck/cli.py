@@ -88,11 +88,14 @@ def main(argv: Optional[List[str]] = None) -> int:
     if not getattr(args, "_run", None):
         parser.print_help()
         return 2
+    from trainwreck.report.safe import NeutralStream, terminal_text
+    plain = sys.stdout
+    sys.stdout = NeutralStream(plain)  # a run's control and bidi characters never reach the terminal raw
     try:
         return int(args._run(args) or 0)
     except NotFound as exc:
         from trainwreck.collect.redact import redact_path  # the paths it names may hold a secret (a sweep dir)
-        print(f"trainwreck: {redact_path(str(exc))}", file=sys.stderr)
+        print(terminal_text(f"trainwreck: {redact_path(str(exc))}"), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("trainwreck: interrupted", file=sys.stderr)
@@ -106,6 +109,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     except Exception as exc:  # never a traceback for the user; TRAINWRECK_DEBUG=1 shows it
         if os.environ.get("TRAINWRECK_DEBUG"):
             raise
-        print(f"trainwreck: internal error: {type(exc).__name__}: {exc} (set TRAINWRECK_DEBUG=1 for details)",
-              file=sys.stderr)
+        print(terminal_text(f"trainwreck: internal error: {type(exc).__name__}: {exc} (set TRAINWRECK_DEBUG=1 for "
+                            "details)"), file=sys.stderr)
         return 1
+    finally:
+        if isinstance(sys.stdout, NeutralStream):
+            sys.stdout = plain

@@ -66,6 +66,33 @@ def cite(src: Any) -> str:
     return path
 
 
+OPEN_QUOTE, CLOSE_QUOTE = "\u201c", "\u201d"  # “ ”: what a run's text says, inside trainwreck's own sentence
+
+
+def quoted(text: Any, limit: Optional[int] = None) -> str:
+    """Text from the run (an exception message, a log line) inside a sentence of trainwreck's own: between “ ”,
+    on one line, cut to `limit` characters with "…" where a limit is given. Quote marks inside it become plain
+    double quotes, so the quote cannot be closed early: what lies between the marks is the run's data, never
+    trainwreck's words (and never instructions). The text verbatim stays in the evidence."""
+    t = str(text).strip()
+    if "\n" in t or "\r" in t:
+        t = t.replace("\r\n", " ").replace("\n", " ").replace("\r", " ")
+    t = t.replace(OPEN_QUOTE, '"').replace(CLOSE_QUOTE, '"')
+    if limit is not None and len(t) > limit:
+        t = t[:limit] + "\u2026"
+    return OPEN_QUOTE + t + CLOSE_QUOTE
+
+
+def clip_words(text: str, limit: int) -> str:
+    """A sentence cut to about `limit` characters at a word boundary, with "…"; a quote it cuts is closed."""
+    if len(text) <= limit:
+        return text
+    cut = text[:limit].rsplit(" ", 1)[0] if " " in text[:limit] else text[:limit]
+    if cut.count(OPEN_QUOTE) > cut.count(CLOSE_QUOTE):
+        return cut + "\u2026" + CLOSE_QUOTE
+    return cut + "\u2026"
+
+
 def json_number(v: Any) -> Any:
     """NaN/inf are not valid JSON: report them as strings the reader recognises."""
     if isinstance(v, float) and not math.isfinite(v):
@@ -217,7 +244,9 @@ class Finding:
         claim does not already hold it."""
         d = self.cause_json()
         if quote and quote.lower() not in self.claim.lower():
-            d["summary"] = f"{self.claim} — {quote}"
+            d["summary"] = f"{self.claim} — {quoted(quote, 160)}"
+        if quote:
+            d["quote"] = quote  # the matched message itself, verbatim (redacted): the run's words, not trainwreck's
         d["id"] = self.id
         if self.rank is not None:
             d["rank"] = self.rank

@@ -9,7 +9,7 @@ from trainwreck.analyze.signatures import MAX_MATCH_CHARS, is_wrapper_message
 from trainwreck.catalog import prefilter
 from trainwreck.collect.bundle import Bundle
 from trainwreck.collect.ranks import launcher_prefix
-from trainwreck.model import DIRECT, Finding
+from trainwreck.model import DIRECT, Finding, quoted
 
 _EXC = lazy_re(r"^(?:[a-z_][\w]*\.)*(?P<type>[A-Z]\w*(?:Error|Exception))(?P<sep>: |$)(?P<msg>.*)")
 _NOT_FATAL = ("Warning", "DeprecationWarning")
@@ -40,7 +40,7 @@ def detect(bundle: Bundle) -> List[Finding]:
         if _catalog_matches(line.text):
             continue  # the catalog's entry for this message is the finding (its class, family and fixes)
         msg = m.group("msg").strip()
-        claim = f"{m.group('type')}: {msg[:160]}" if msg else m.group("type")
+        claim = quoted(f"{m.group('type')}: {msg[:160]}") if msg else m.group("type")
         out.append(Finding(
             id="log.exception-line", claim=claim + " (the log's last exception line; no traceback around it)",
             label=DIRECT, confidence=0.6, evidence=[line.source()], suggests="crash", role="cause",

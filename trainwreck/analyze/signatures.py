@@ -14,8 +14,10 @@ from trainwreck import lazy_re
 from trainwreck.catalog import Signature, family_of, line_key, load, prefilter
 from trainwreck.collect.bundle import Bundle
 from trainwreck.collect.ranks import line_rank
-from trainwreck.model import DIRECT, Finding, Line
+from trainwreck.model import DIRECT, Finding, Line, quoted
 
+# a capture that is one token (a size with its unit, an id, a module or op name, a shape): not prose
+_PLAIN_CAPTURE = lazy_re(r"(?:[\w.:/+\-\[\]()%@,=*#<>'\"]|, ){1,80}(?: (?:[KMGTPE]i?B|B|bytes?|ms|s|seconds?))?")
 MAX_MATCH_CHARS = 8192  # regexes see at most this much of one line (tqdm lines can be megabytes)
 # Catalog entries that are a launcher's summary of a failed worker, not a failure of their own (the catalog has no
 # field for this yet).
@@ -91,7 +93,9 @@ def _ranks_text(ranks) -> str:
 def _detail(sig: Signature, m: "re.Match[str]") -> str:
     if not sig.detail:
         return ""
-    groups = {k: v for k, v in m.groupdict().items() if v is not None}
+    # a captured token (a size, an id, a name) reads as it is; captured prose is the run's words, so it is quoted
+    groups = {k: v if _PLAIN_CAPTURE.fullmatch(v) else quoted(v) for k, v in m.groupdict().items()
+              if v is not None}
     try:
         return sig.detail.format(**groups)
     except (KeyError, IndexError, ValueError):

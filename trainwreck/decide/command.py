@@ -43,7 +43,15 @@ LIGHTNING = ("max_epochs", "accelerator", "devices", "precision", "accumulate_gr
 LIGHTNING_NEW = {"steps": "trainer.max_steps", "clip": "trainer.gradient_clip_val", "overfit": "trainer.overfit_batches"}
 _NOT_TRAIN = re.compile(r"(?:^|\.)(?:val|valid|validation|eval|test|predict|inference)(?:\.|_|$)")
 _HYDRA_PLAIN = re.compile(r"[\w/\-+.%*@?|:~]+")
-FRESH_DIR = '"$(mktemp -d)"'  # a rerun never writes into the run's own output directory
+
+
+class Raw(str):
+    """A shell word trainwreck wrote itself (`"$(mktemp -d)"`): kept as it is, never quoted. Every other piece of
+    a command (a path, file name, key or value taken from the run) is shell-quoted by `q`: being a Raw is a type,
+    so no text from a run can pass as one by its spelling."""
+
+
+FRESH_DIR = Raw('"$(mktemp -d)"')  # a rerun never writes into the run's own output directory
 
 
 class Plan:
@@ -59,7 +67,8 @@ class Plan:
 
 
 def q(text: str) -> str:
-    return shlex.quote(str(text))
+    """`text` as one shell word: quoted unless it is trainwreck's own (Raw)."""
+    return text if isinstance(text, Raw) else shlex.quote(str(text))
 
 
 def _hydra_value(v: str) -> str:
@@ -143,8 +152,9 @@ def apply(la: Launch, args: List[str], concept: str, value: str, mine: bool = Fa
                 break
         else:
             plus = plus or ("+" if key in la.added else "")
-        hv = value if mine else _hydra_value(value)
-        return [f"{plus}{key}={hv}" if mine else q(f"{plus}{key}={hv}")]
+        if mine:  # the run's key quoted, trainwreck's own value joined to it as it is: `'key='"$(mktemp -d)"`
+            return [q(f"{plus}{key}=") + value]
+        return [q(f"{plus}{key}={_hydra_value(value)}")]
     if la.style == "hf" and concept in HF_FIELD and not settings_file(la):
         return [f"--{HF_FIELD[concept]}", val]
     return None
@@ -177,7 +187,7 @@ def build(la: Launch, sets: Sequence[Tuple[str, str]], env: Sequence[str] = (), 
     added: List[str] = []
     said = list(la.unknown)
     for concept, value in sets:
-        mine = value == FRESH_DIR
+        mine = isinstance(value, Raw)
         toks = apply(la, args, concept, value, mine=mine)
         if toks is None:
             said += [] if concept == "output" else [_missing(la, concept, value)]
@@ -192,7 +202,7 @@ def build(la: Launch, sets: Sequence[Tuple[str, str]], env: Sequence[str] = (), 
     words = [_env(e) for e in la.env] + list(env)
     if la.opaque:
         words += [q(t) for t in la.prefix]
-        said.insert(0, f"the run was started through `{' '.join(la.prefix[:2])}`: make these changes in it")
+        said.insert(0, f"the run was started through {' '.join(q(t) for t in la.prefix[:2])}: make these changes in it")
     else:
         runs_python = la.python and bool(pre)
         words += [q(t) for t in la.prefix]
@@ -211,12 +221,13 @@ def build(la: Launch, sets: Sequence[Tuple[str, str]], env: Sequence[str] = (), 
 def _missing(la: Launch, concept: str, value: str) -> str:
     key = find_key(la, concept, everywhere=True) or (HF_FIELD.get(concept) if la.style == "hf" else None)
     if settings_file(la):
-        return f"the script reads its settings from {settings_file(la)}: set {key or SAYS[concept]} to {value} there"
+        return (f"the script reads its settings from {q(settings_file(la))}: set {q(key) if key else SAYS[concept]} "
+                f"to {q(value)} there")
     if key and key in la.config:
         e = la.config[key]
-        return (f"set {key} to {value} ({e.path}:{e.line}; the run does not show how the script takes its "
-                "settings)")
-    return f"the run shows no setting for {SAYS[concept]}: set it to {value} in your script"
+        return (f"set {q(key)} to {q(value)} ({q(f'{e.path}:{e.line}')}; the run does not show how the script "
+                "takes its settings)")
+    return f"the run shows no setting for {SAYS[concept]}: set it to {q(value)} in your script"
 
 
 def _env(assign: str) -> str:

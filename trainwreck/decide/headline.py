@@ -6,7 +6,7 @@ from typing import Dict, List, Optional
 
 from trainwreck.collect.bundle import Bundle
 from trainwreck.collect.ranks import strip_prefixes
-from trainwreck.model import Finding
+from trainwreck.model import Finding, clip_words
 
 NOT_LEARNING_KINDS = ("plateau", "chance")  # a stall that is a model not learning, not a hung process
 _WHERE = {"startup": "at startup", "compile": "while compiling the graph", "runtime": "during training",
@@ -37,9 +37,8 @@ def headline(cls: str, primary: Optional[Finding], stage: str, bundle: Bundle, o
     at = f" at step {onset}" if onset is not None else ""
     rank = f" on rank {primary.rank}" if primary is not None and primary.rank is not None else ""
     head = f"{what}{at}{rank}"
-    if primary is not None and cls in ("crash", "stall", "OOM"):
-        text = primary.claim
-        head += ": " + (text if len(text) <= 100 else text[:100].rsplit(" ", 1)[0] + "…")
+    if primary is not None and cls in ("crash", "stall", "OOM"):  # log text in a claim is already “quoted”
+        head += ": " + clip_words(primary.claim, 100)
     return f"{head}, {where}" if where and cls in ("NaN", "divergence") else (f"{head} ({where})" if where else head)
 
 
@@ -73,8 +72,7 @@ def core_message(f: Finding) -> str:
     """The matched log line without rank/time prefixes, for a cause summary that quotes the message itself."""
     if not f.signature or not f.evidence or f.evidence[0].metric is not None:
         return ""
-    text = strip_prefixes(f.evidence[0].text.strip())[1].strip()
-    return text[:160] + ("…" if len(text) > 160 else "")
+    return strip_prefixes(f.evidence[0].text.strip())[1].strip()
 
 
 def finding_json(f: Finding) -> Dict:

@@ -16,7 +16,7 @@ from typing import List, Optional
 
 from trainwreck import lazy_re
 from trainwreck.collect.bundle import Bundle
-from trainwreck.decide.command import CONCEPTS, Plan, absolute, build, find_flag, halve, q, value_of, with_comment
+from trainwreck.decide.command import CONCEPTS, Plan, Raw, absolute, build, find_flag, halve, q, value_of, with_comment
 from trainwreck.decide.launch import Launch
 from trainwreck.model import Finding
 
@@ -104,7 +104,7 @@ def rank_logs_command(la: Launch) -> str:
     base.__dict__.update(la.__dict__)
     at = next((i for i, t in enumerate(la.prefix) if os.path.basename(t) == "torchrun"
                or t == "torch.distributed.run"), None)
-    mark = ["--redirects", "3", "--log-dir", "@@LOGDIR@@"]
+    mark = ["--redirects", "3", "--log-dir", Raw(RANK_LOG_DIR)]
     if at is not None:
         base.prefix = la.prefix[:at + 1] + mark + la.prefix[at + 1:]
     else:
@@ -112,7 +112,7 @@ def rank_logs_command(la: Launch) -> str:
         if la.prefix and not os.path.basename(la.prefix[-1]).startswith("python"):
             notes.append(f"torchrun stands in for the run's launcher `{os.path.basename(la.prefix[0])}`")
     cmd, said = build(base, [])
-    return with_comment(cmd.replace("@@LOGDIR@@", RANK_LOG_DIR) + f"; trainwreck diagnose {RANK_LOG_DIR}",
+    return with_comment(cmd + f"; trainwreck diagnose {RANK_LOG_DIR}",
                         notes + said)
 
 

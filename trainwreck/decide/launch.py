@@ -189,7 +189,7 @@ def _hydra(bundle: Bundle) -> Tuple[Optional[List[str]], Dict[str, str]]:
                 raw = e.text.strip()
                 raw = raw[1:].strip() if raw.startswith("-") else raw
                 if "=" in raw:
-                    over.append(raw.strip("'\"") if raw[:1] in "'\"" and raw[-1:] == raw[:1] else raw)
+                    over.append(raw[1:-1] if len(raw) > 1 and raw[:1] in "'\"" and raw[-1:] == raw[:1] else raw)
         for e in entries:
             if e.key in ("hydra.job.name", "hydra.runtime.cwd", "hydra.job.override_dirname", "hydra.run.dir"):
                 facts.setdefault(e.key, e.value)
@@ -232,7 +232,7 @@ def _keys(bundle: Bundle, la: Launch, over: Optional[List[str]]) -> None:
 
 def _absolute(la: Launch, bundle: Bundle, frame: Optional[str], cwd: Optional[str]) -> None:
     if la.module:  # `python -m` finds the module from the working directory
-        la.unknown.append(f"run this from {cwd}, where the job was started" if cwd and os.path.isabs(cwd) else
+        la.unknown.append(f"run this from {shlex.quote(cwd)}, where the job was started" if cwd and os.path.isabs(cwd) else
                           "the directory the job was started in is not in the run: run this from there")
     if la.script is None or os.path.isabs(la.script):
         return
@@ -243,7 +243,7 @@ def _absolute(la: Launch, bundle: Bundle, frame: Optional[str], cwd: Optional[st
         la.script = os.path.normpath(os.path.join(cwd, rel))
     elif la.script != "train.py" or la.source:
         la.unknown.append(f"the directory the job was started in is not in the run: run this from there "
-                          f"({la.script} is relative to it)")
+                          f"({shlex.quote(la.script)} is relative to it)")
 
 
 def reconstruct(bundle: Bundle) -> Launch:
@@ -305,7 +305,7 @@ def reconstruct(bundle: Bundle) -> Launch:
             la.script = program
         elif name and cwd:
             la.script = os.path.join(cwd, f"{name}.py")
-            la.unknown.append(f"the script is taken to be {name}.py in the launch directory (hydra.job.name)")
+            la.unknown.append(f"the script is taken to be {shlex.quote(name + '.py')} in the launch directory (hydra.job.name)")
         else:
             la.script = "train.py"
             la.unknown.append("the launch command is not in the run: replace `train.py` by your script")

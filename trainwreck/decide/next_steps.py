@@ -8,7 +8,7 @@ from trainwreck.collect.bundle import Bundle
 from trainwreck.decide.command import Plan, absolute, build, halve, q, render, value_of
 from trainwreck.decide.hints import ANOMALY, MEMORY, adapt_hint, hang_command, rank_logs_command, silent_end_command
 from trainwreck.decide.launch import Launch, reconstruct
-from trainwreck.model import Finding
+from trainwreck.model import Finding, quoted
 
 TORCH_STACK = {"PyTorch", "DeepSpeed", "Megatron", "Lightning", "HF", "Accelerate", "torch_npu", "torchrun"}
 
@@ -159,7 +159,7 @@ def next_probe(bundle: Bundle, truncated: Optional[Finding] = None, launcher: Op
     for log in bundle.logs:
         last = next((x for x in reversed(log.lines) if x.text.strip()), None)
         if last is not None:
-            ends.append(f"{log.path} ends at line {last.line if last.line else '?'}: {last.text.strip()[:100]!r}")
+            ends.append(f"{log.path} ends at line {last.line if last.line else '?'}: {quoted(last.text.strip()[:100])}")
     probe = ("the logs end without an error, so the files cannot say why. If the process is still alive the run "
              "is hung: take a stack dump (py-spy dump) of every rank. If it is gone, something outside killed it: "
              "the kernel's OOM killer (dmesg), the scheduler's time limit or a preemption (sacct / job events)")

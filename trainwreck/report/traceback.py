@@ -5,6 +5,7 @@ from typing import Any, Dict, List, Optional
 
 from trainwreck.analyze.tracebacks.parse import short_path
 from trainwreck.model import cite
+from trainwreck.report.safe import one_line, terminal_text
 
 
 def _cite(src: Optional[Dict[str, Any]]) -> str:
@@ -82,4 +83,4 @@ def render_text(summary: Dict[str, Any]) -> str:
                                                                     "elastic-api": "torchelastic"}.get(
             ff.get("source"), "torchrun failures list")
         L.append(f"First failure: {who} " + ", ".join(b for b in bits if b) + f"  [{how}, {_cite(ff['line'])}]")
-    return "\n".join(L) + "\n"
+    return terminal_text("\n".join(one_line(x) for x in L) + "\n")

@@ -5,11 +5,11 @@ that matter, and the last lines of each log (redacted, with line numbers). `--js
 """
 from __future__ import annotations
 
-import json
 import sys
 
 from trainwreck.model import cite as _cite
 from trainwreck.report import outcome_line
+from trainwreck.report.safe import json_text, one_line, terminal_text
 
 NAME = "collect"
 ORDER = 10
@@ -122,7 +122,7 @@ def render(j: dict) -> str:
         L += ["", "Notes:"] + [f"  - {n}" for n in j["notes"]]
     v = j["diagnosis"].get("verification") or {}
     L += ["", f"Suggested verification: /trainwreck:{v.get('skill')} — {v.get('command')}"]
-    return "\n".join(L) + "\n"
+    return terminal_text("\n".join(one_line(x) for x in L) + "\n")  # a run's newline never starts a line
 
 
 def run(args) -> int:
@@ -130,7 +130,7 @@ def run(args) -> int:
     result = diagnose(args.path, probe=not args.no_probe)
     j = bundle_json(result, max(0, args.tail))
     if args.json:
-        sys.stdout.write(json.dumps(j, indent=2, ensure_ascii=False) + "\n")
+        sys.stdout.write(json_text(j) + "\n")
     else:
         sys.stdout.write(render(j))
     return 0

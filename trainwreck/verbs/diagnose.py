@@ -1,7 +1,6 @@
 """`trainwreck diagnose`: the whole pipeline on one run, rendered for a terminal, as JSON, or as Markdown."""
 from __future__ import annotations
 
-import json
 import sys
 
 NAME = "diagnose"
@@ -33,6 +32,7 @@ def add_arguments(p) -> None:
 def run(args) -> int:
     from trainwreck.pipeline import diagnose
     from trainwreck.report import markdown, terminal
+    from trainwreck.report.safe import json_text, terminal_text
 
     result = diagnose(args.path, probe=not args.no_probe)
     report = result.diagnosis.to_json()
@@ -42,12 +42,12 @@ def run(args) -> int:
         try:
             written = write_snapshot(result.bundle, args.out, report)
         except OutError as exc:
-            print(f"trainwreck: {exc}", file=sys.stderr)
+            print(terminal_text(f"trainwreck: {exc}"), file=sys.stderr)
             return 2
         if not args.json:
-            print(f"trainwreck: wrote {len(written)} files to {args.out}", file=sys.stderr)
+            print(terminal_text(f"trainwreck: wrote {len(written)} files to {args.out}"), file=sys.stderr)
     if args.json:
-        sys.stdout.write(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
+        sys.stdout.write(json_text(report) + "\n")
     elif args.md:
         sys.stdout.write(markdown(report))
     else:

@@ -41,6 +41,7 @@ def _hit(diag: dict, phrases: List[str]) -> bool:
     pc = diag.get("primary_cause") or {}
     hay = " ".join(str(pc.get(k) or "") for k in ("summary", "signature", "id", "meaning")).lower()
     hay += " " + (diag.get("headline") or "").lower()
+    hay = hay.replace("\u201c", "").replace("\u201d", "")  # the marks around quoted log text are not words
     return any(p.lower() in hay for p in phrases)
 
 

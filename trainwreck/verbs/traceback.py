@@ -2,12 +2,12 @@
 de-duplication across ranks, the first failing rank, and an explicit note when the log is cut mid-traceback."""
 from __future__ import annotations
 
-import json
 import os
 import sys
 
 from trainwreck.collect.redact import PemTracker, redact_path
 from trainwreck.model import Line
+from trainwreck.report.safe import json_text, terminal_text
 
 NAME = "traceback"
 ORDER = 20
@@ -32,7 +32,7 @@ def _lines(path):
     from trainwreck.locate import locate
     b = collect(locate(path))
     for n in b.notes:
-        print(f"trainwreck: note: {n}", file=sys.stderr)
+        print(terminal_text(f"trainwreck: note: {n}"), file=sys.stderr)
     out = []
     for log in b.logs:
         out += log.head + log.lines
@@ -43,11 +43,11 @@ def run(args) -> int:
     from trainwreck.analyze.tracebacks.summary import summarize
     from trainwreck.report.traceback import render_text
     if args.path and args.path != "-" and not os.path.lexists(args.path):
-        print(f"trainwreck: no such file or directory: {redact_path(args.path)}", file=sys.stderr)
+        print(terminal_text(f"trainwreck: no such file or directory: {redact_path(args.path)}"), file=sys.stderr)
         return 2
     s = summarize(_lines(args.path))
     if args.json:
-        print(json.dumps(s, indent=2, ensure_ascii=False))
+        print(json_text(s))
     else:
         sys.stdout.write(render_text(s).rstrip("\n") + "\n")
     return 0

@@ -24,7 +24,7 @@ from trainwreck.analyze.tracebacks.parse import (
 from trainwreck.analyze.tracebacks.torchrun import pick_first_failure, rank_failures
 from trainwreck.analyze.tracebacks.vocab import RankFailure, Traceback, chain
 from trainwreck.collect.bundle import Bundle
-from trainwreck.model import DIRECT, Finding, Line
+from trainwreck.model import DIRECT, Finding, Line, quoted
 
 _COMPILE_PATHS = ("/_inductor/", "/_dynamo/convert_frame", "/_dynamo/symbolic_convert", "/_dynamo/output_graph",
                   "/_dynamo/variables/", "/_functorch/aot_autograd.py", "/triton/compiler/", "/_export/")
@@ -99,6 +99,16 @@ def _where(head: Traceback, root: Traceback) -> Tuple[str, str]:
     return "", ""
 
 
+def _exc(t: Traceback, limit: int, whole: bool = False) -> str:
+    """`“Type: message”`: the exception line as the run printed it, the run's words, quoted; the message (or with
+    `whole` the whole line) cut to `limit` characters."""
+    if not t.headline:
+        return t.exc_type or ""
+    text = f"{t.exc_type}: {t.headline}" if whole else t.headline
+    text = text if len(text) <= limit else text[:limit - 3] + "..."
+    return quoted(text if whole else f"{t.exc_type}: {text}")
+
+
 def _ranks_text(ranks: List[int], first: Optional[int], count: int) -> str:
     if len(ranks) > 1:
         return f" on rank {first if first is not None else ranks[0]} first; {len(ranks)} ranks raised the same"
@@ -110,8 +120,7 @@ def _ranks_text(ranks: List[int], first: Optional[int], count: int) -> str:
 def _chain_text(head: Traceback, root: Traceback) -> str:
     if head is root or not head.exc_type:
         return ""
-    what = head.exception_text()
-    what = what if len(what) <= 120 else what[:117] + "..."
+    what = _exc(head, 120, whole=True)
     if any(root is s or root in chain(s) for s in head.sub_exceptions):
         return f"; one of {len(head.sub_exceptions)} sub-exceptions of {what}"
     verb = {"direct-cause": "it then caused", "during-handling": "while handling it the code raised",
@@ -171,8 +180,7 @@ def detect(bundle: Bundle) -> List[Finding]:
 def _root_finding(g: _Group, root: Traceback) -> Finding:
     head = g.head
     uf = chain_user_frame(head)
-    headline = root.headline if len(root.headline) <= 240 else root.headline[:237] + "..."
-    exc = f"{root.exc_type}: {headline}" if headline else root.exc_type
+    exc = _exc(root, 240)
     where, note = _where(head, root)
     claim = exc + where + _ranks_text(sorted(g.ranks), head.rank, g.count) + _chain_text(head, root) + note
     evidence = [root.exc_line.source()]
@@ -205,7 +213,7 @@ def _interrupted_finding(groups: List[_Group], ff: Optional[RankFailure]) -> Fin
     parts, evidence, order = [], [], None
     for g in groups:
         root = root_exception(g.head)
-        what = root.exception_text()
+        what = _exc(root, 10 ** 6)
         n = len(g.ranks)
         parts.append(f"{what} on {n} ranks" if n > 1 else (f"{what} on rank {g.ranks[0]}" if n == 1 else what))
         evidence.append(root.exc_line.source())
@@ -224,7 +232,7 @@ def _truncated_finding(t: Traceback, offset: int) -> Finding:
     lv = t.last_visible or t.end or t.start
     num = lv.line if lv.line is not None else (f"byte {lv.byte}" if lv.byte is not None else "?")
     text = lv.text.strip()
-    text = text if len(text) <= 200 else text[:197] + "..."
+    text = quoted(text if len(text) <= 200 else text[:197] + "...")
     uf = next((f for f in reversed(t.frames) if f.user), None)
     where = f" (the visible frames end in {short_path(uf.file)}:{uf.line} ({uf.func}))" if uf else ""
     evidence = [lv.source()] + ([t.start.source()] if t.start is not None and t.start is not lv else [])
