@@ -31,6 +31,7 @@ MIN_POINTS = 8  # fewer finite points: no shape is claimed
 RISE_REL = 0.10  # divergence: the tail's median must stand ≥ 10% of |min| above the minimum …
 RISE_SIGMA_BASE = 4.0  # … and ≥ 4 σ of the noise measured before the minimum (3 σ of the whole series'
 RISE_SIGMA_ALL = 3.0  # noise when fewer than 6 points precede the minimum), capped at 50% of |min|
+TINY_REL = 0.01  # … and ≥ 1% of the largest magnitude the series had up to its minimum (its scale)
 SPIKE_WINDOW = 50  # rolling window (previous points) for the spike baseline
 SPIKE_Z = 6.0  # robust z-score of a spike …
 SPIKE_REL = {"loss": 0.3, "eval_loss": 0.3, "grad_norm": 3.0}  # … and its rise relative to the baseline median
@@ -73,12 +74,16 @@ def divergence(points: Sequence[Point], name: str = "loss", before_nan: Optional
     floor = m + need / 2
     if level - m < need or min(sm[-k_tail:]) < floor:
         return []
+    if level - m < TINY_REL * max(abs(x) for x in xs[:j + 1]):
+        return []  # a sliver regained after a fall of orders of magnitude (0.25 → 4.6e-4 → 8.5e-4): noise at the floor
     on = n - 1
     while on > j and sm[on - 1] >= floor:
         on -= 1
     (im, pm), (io, po), pl = fp[j], fp[on], fp[-1][1]
     ipk, ppk = max(fp[on:], key=lambda t: t[1].value)
     big = (level - m) >= abs(m) or (sigma > 0 and (level - m) >= 8 * sigma)
+    if not big and len({p.value for _i, p in fp[on:]}) == 1:
+        return []  # a modest step up to one value repeated to every digit: a frozen loss (not_learning), not a rise
     conf = points_confidence(n, (0.75 if big else 0.6) if baseline else 0.5)  # a short series says less
     claim = (f"{name} rose from its minimum {fmt(pm.value)} ({where(pm, im)}) to a median of {fmt(level)} over "
              f"the last {k_tail} points (peak {fmt(ppk.value)} at {where(ppk, ipk)}); above {fmt(floor)} since "
