@@ -207,6 +207,7 @@ def test_entropy_frozen_while_the_reward_climbs_is_not_a_stall(tmp_path):
     const = [f for f in found(r, "metric.loss-constant") if "entropy_loss" in f.claim]
     assert const and const[0].role == "factor" and const[0].suggests is None
     assert js["classification"] == "unclear"
+    assert js["trajectories"]["entropy_loss"]["verdict"] != "not learning"  # the curve view agrees
 
 
 def test_control_entropy_frozen_while_nothing_improves_is_a_stall(tmp_path):
@@ -243,6 +244,7 @@ def test_component_rising_while_total_falls_over_its_span_is_not_divergence(tmp_
     assert js["classification"] != "divergence"
     div = [f for f in found(r, "metric.divergence") if f.evidence[0].metric == "loss_box_reg"]
     assert div and div[0].role == "factor" and "total loss fell" in div[0].claim
+    assert js["trajectories"]["loss_box_reg"]["verdict"] != "diverging"  # the curve view agrees
 
 
 def test_control_component_rising_while_total_is_flat_is_divergence(tmp_path):
@@ -275,3 +277,12 @@ def test_control_loss_rise_with_accuracy_falling_is_divergence(tmp_path):
     acc = [0.3 + 0.04 * i for i in range(10)] + [0.7 - 0.02 * i for i in range(20)]
     r, js = run(keras_csv(tmp_path, acc, loss))
     assert js["classification"] == "divergence"
+
+
+def test_control_a_rise_of_a_fifth_after_a_deep_fall_is_still_divergence(tmp_path):
+    # nanoGPT's `iter %d: loss %.4f` lines: 10.8 → 0.5, then a sustained climb to 0.6 (under 1 % of the scale)
+    fall = [0.5 + 10.3 * math.exp(-i / 25) for i in range(300)]
+    rise = [0.5 + 0.1 * min(1.0, i / 30) + 0.001 * (i % 3) for i in range(100)]
+    lines = [f"iter {10 * i}: loss {v:.4f}, time 35.12ms, mfu 12.01%" for i, v in enumerate(fall + rise)]
+    r, _ = run(write(tmp_path, lines))
+    assert found(r, "metric.divergence")

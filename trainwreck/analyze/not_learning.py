@@ -189,6 +189,7 @@ def detect(bundle: Bundle) -> List[Finding]:
                 ctx.task_improves(bundle, run[0])
             if why:
                 f.role, f.suggests, f.confidence, f.fixes = "factor", None, min(f.confidence, 0.3), []
+                f.kind = "trajectory"  # an observation: the curve view must not call the run "not learning"
                 f.claim += (f"; {why}: the rest of the model learns, and this term is one that does not train "
                             "(e.g. the entropy of a policy whose std is fixed)")
         out.append(f)

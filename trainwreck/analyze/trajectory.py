@@ -100,8 +100,8 @@ def _component_divergence(bundle, loss: List[Point], told: bool) -> List[Finding
         for f in shape.divergence(pts, name):
             f.kind, f.stage = "divergence", "runtime"
             start = ctx.start_of(f)
-            if total_falls:
-                f.role, f.suggests = "factor", None
+            if total_falls:  # a trade-off between terms: an observation, never the verdict
+                f.role, f.suggests, f.kind = "factor", None, "trajectory"
             elif start is not None:  # the total falls over the rise's own span, or a task metric improves
                 why = ctx.total_improves(loss, start) or ctx.task_improves(bundle, start)
                 if why:

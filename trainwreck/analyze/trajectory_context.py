@@ -98,7 +98,7 @@ def start_of(f) -> Optional[Point]:
 
 def demote(f, name: str, why: str) -> None:
     """Make a rise a low-confidence note: the other curves say the run is learning."""
-    f.role, f.suggests, f.fixes = "factor", None, []
+    f.role, f.suggests, f.fixes, f.kind = "factor", None, [], "trajectory"  # an observation, never the verdict
     f.confidence = min(f.confidence, 0.3)
     if is_value_loss(name) and why.startswith("reward"):
         why += ("; in RL the value targets are the returns, so a value loss that grows while the reward climbs "
