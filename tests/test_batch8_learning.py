@@ -286,3 +286,35 @@ def test_control_a_rise_of_a_fifth_after_a_deep_fall_is_still_divergence(tmp_pat
     lines = [f"iter {10 * i}: loss {v:.4f}, time 35.12ms, mfu 12.01%" for i, v in enumerate(fall + rise)]
     r, _ = run(write(tmp_path, lines))
     assert found(r, "metric.divergence")
+
+
+# -- a wide bump that came back down is not divergence (HF trainer_state.json) -----------------------------------
+
+def hf_state(tmp_path, losses):
+    hist = [{"epoch": round(0.1 * (i + 1), 2), "learning_rate": 0.0003, "loss": v, "step": 50 * (i + 1)}
+            for i, v in enumerate(losses)]
+    n = 50 * len(losses)
+    hist.append({"epoch": 6.0, "step": n, "total_flos": 1.2e19, "train_loss": 1900.0, "train_runtime": 9000.0,
+                 "train_samples_per_second": 2.1, "train_steps_per_second": 0.3})
+    state = {"epoch": 6.0, "global_step": n, "max_steps": n, "log_history": hist, "num_train_epochs": 6}
+    (tmp_path / "trainer_state.json").write_text(json.dumps(state, indent=2))
+    return tmp_path
+
+
+def bump(back_to):
+    """CTC-sized losses: fall 11000 → ~880, bump to ~2400, then come down to `back_to`."""
+    fall = [880 + 10000 * math.exp(-i / 6) + 15 * ((i * 7) % 3) for i in range(40)]
+    up = [880 + 1500 * math.sin(math.pi * i / 16) for i in range(1, 9)]
+    down = [2380 - (2380 - back_to) * (i / 12) for i in range(1, 13)]
+    return fall + up + down
+
+
+def test_a_bump_that_came_back_down_is_not_divergence(tmp_path):
+    r, js = run(hf_state(tmp_path, bump(back_to=1060)))
+    assert not found(r, "metric.divergence")
+    assert js["classification"] == "unclear"
+
+
+def test_control_a_rise_that_stays_up_is_divergence(tmp_path):
+    r, js = run(hf_state(tmp_path, bump(back_to=2000)))
+    assert found(r, "metric.divergence")
