@@ -318,3 +318,63 @@ def test_a_bump_that_came_back_down_is_not_divergence(tmp_path):
 def test_control_a_rise_that_stays_up_is_divergence(tmp_path):
     r, js = run(hf_state(tmp_path, bump(back_to=2000)))
     assert found(r, "metric.divergence")
+
+
+# -- Stable-Baselines' console dumps (HumanOutputFormat): `| key | value |` blocks between dashes ----------------
+
+def sb3_block(i, rew, value_loss):
+    return ["-----------------------------------------",
+            "| rollout/                |             |",
+            "|    ep_len_mean          | 250         |",
+            f"|    ep_rew_mean          | {rew:<11} |",
+            "| time/                   |             |",
+            "|    fps                  | 170         |",
+            f"|    iterations           | {i:<11} |",
+            f"|    total_timesteps      | {2048 * i:<11} |",
+            "| train/                  |             |",
+            "|    entropy_loss         | -1.38       |",
+            f"|    loss                 | {-0.01 - 0.001 * (i % 3):<11} |",
+            f"|    n_updates            | {10 * i:<11} |",
+            f"|    value_loss           | {value_loss:<11} |",
+            "-----------------------------------------"]
+
+
+def sb3_log(tmp_path, rewards, value_losses):
+    lines = ["Using cuda device"]
+    for i, (r, v) in enumerate(zip(rewards, value_losses), 1):
+        lines += sb3_block(i, r, v)
+    return write(tmp_path, lines)
+
+
+def test_sb3_console_blocks_are_read_with_their_timestep():
+    from trainwreck.collect.kvtables import blocks
+    from trainwreck.model import Line
+    lines = [Line("train.log", k + 1, t) for k, t in enumerate(sb3_block(3, 2.6, 0.25))]
+    got = {name: (step, v) for _line, step, vals in blocks(lines) for name, v in vals.items()}
+    assert got["reward"] == (6144, 2.6) and got["value_loss"] == (6144, 0.25) and got["entropy_loss"][1] == -1.38
+    # baselines prints full keys, no sections
+    base = ["---------------------------------", "| eprewmean          | -1.02e+03 |",
+            "| loss/value_loss    | 0.0626   |", "| misc/total_timesteps | 2048   |", "---------------------------------"]
+    got = {n: (s, v) for _l, s, vals in blocks([Line("log.txt", k, t) for k, t in enumerate(base, 1)])
+           for n, v in vals.items()}
+    assert got == {"reward": (2048, -1020.0), "loss/value_loss": (2048, 0.0626)}
+
+
+def test_control_a_markdown_hyperparameter_table_is_not_a_metric_block():
+    from trainwreck.collect.kvtables import blocks
+    from trainwreck.model import Line
+    md = ["### Training hyperparameters", "", "| Hyperparameter | Value |", "|---|---|", "| learning_rate | 5e-05 |",
+          "| train_batch_size | 8 |"]
+    assert list(blocks([Line("README.md", k, t) for k, t in enumerate(md, 1)])) == []
+
+
+def test_early_ppo_value_loss_rising_with_the_reward_is_not_divergence(tmp_path):
+    r, js = run(sb3_log(tmp_path, [1.43, 1.9, 2.6, 3.4, 4.3], [0.0626, 0.12, 0.25, 0.41, 0.55]))
+    assert js["classification"] != "divergence"
+    f = found(r, "metric.loss-blowup")
+    assert f and f[0].role == "factor" and "reward improved" in f[0].claim
+
+
+def test_control_value_loss_blowing_up_while_the_reward_stalls_is_divergence(tmp_path):
+    r, js = run(sb3_log(tmp_path, [1.43, 1.41, 1.44, 1.42, 1.43], [0.0626, 0.12, 0.25, 0.41, 0.55]))
+    assert js["classification"] == "divergence"
