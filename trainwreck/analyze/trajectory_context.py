@@ -36,9 +36,9 @@ def _split(pts: Sequence[Point], start: Point) -> Optional[int]:
     return next((i for i, p in enumerate(pts) if p.source.line >= s.line), None)  # type: ignore[union-attr]
 
 
-def change_over(pts: Sequence[Point], start: Point, higher_better: bool) -> Optional[Tuple[Point, Point, float]]:
-    """(point at the start of the span, last point, the level reached at the end) when the series improved over
-    the span from `start` to its end by more than its noise and 2 % of its range; else None."""
+def change_over(pts: Sequence[Point], start: Point, higher_better: bool) -> Optional[Tuple[str, str, float, float]]:
+    """(where the span starts, where it ends, the value at its start, the level reached at the end) when the series
+    improved over the span from `start` to its end by more than its noise and 2 % of its range; else None."""
     fin = [p for _i, p in finite_points(pts)]
     if len(fin) < MIN_AFTER + 1:
         return None
@@ -53,7 +53,7 @@ def change_over(pts: Sequence[Point], start: Point, higher_better: bool) -> Opti
     need = max(MIN_GAIN_RANGE * (max(xs) - min(xs)), MIN_GAIN_NOISE * diff_noise(xs))
     if gain <= 0 or gain <= need:
         return None
-    return fin[k], fin[-1], end
+    return where(fin[k], k), where(fin[-1], len(fin) - 1), fin[k].value, end
 
 
 def _task_names(bundle) -> List[str]:
@@ -67,9 +67,8 @@ def task_improves(bundle, start: Point) -> Optional[str]:
         s = bundle.best_series(name)
         got = change_over(s.points, start, higher_better=True) if s is not None else None
         if got is not None:
-            a, b, end = got
-            return (f"{name} improved over the same span, from {fmt(a.value)} ({where(a, 0)}) to {fmt(end)} by "
-                    f"{where(b, 0)}")
+            a, b, first, end = got
+            return f"{name} improved over the same span, from {fmt(first)} ({a}) to {fmt(end)} by {b}"
     return None
 
 
@@ -78,8 +77,8 @@ def total_improves(loss: Sequence[Point], start: Point) -> Optional[str]:
     got = change_over(loss, start, higher_better=False)
     if got is None:
         return None
-    a, b, end = got
-    return f"the total loss fell over the same span, from {fmt(a.value)} ({where(a, 0)}) to {fmt(end)} by {where(b, 0)}"
+    a, b, first, end = got
+    return f"the total loss fell over the same span, from {fmt(first)} ({a}) to {fmt(end)} by {b}"
 
 
 def is_value_loss(name: str) -> bool:
