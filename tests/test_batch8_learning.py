@@ -378,3 +378,36 @@ def test_early_ppo_value_loss_rising_with_the_reward_is_not_divergence(tmp_path)
 def test_control_value_loss_blowing_up_while_the_reward_stalls_is_divergence(tmp_path):
     r, js = run(sb3_log(tmp_path, [1.43, 1.41, 1.44, 1.42, 1.43], [0.0626, 0.12, 0.25, 0.41, 0.55]))
     assert js["classification"] == "divergence"
+
+
+# -- one metric per headerless file: d3rlpy's `<metric>.csv` (`print(f"{epoch},{step},{metric}", file=f)`) ------
+
+def d3rlpy_run(tmp_path, critic, returns):
+    (tmp_path / "critic_loss.csv").write_text("".join(f"{e},{1000 * e},{v!r}\n" for e, v in enumerate(critic, 1)))
+    (tmp_path / "environment.csv").write_text("".join(f"{e},{1000 * e},{v!r}\n" for e, v in enumerate(returns, 1)))
+    (tmp_path / "params.json").write_text(json.dumps({"batch_size": 256, "gamma": 0.99}))
+    return tmp_path
+
+
+def test_headerless_per_metric_csvs_are_read_and_a_critic_blowup_is_divergence(tmp_path):
+    critic = [1.0 + 0.01 * (i % 3) for i in range(60)] + [1.0 * 1.5 ** i for i in range(40)]
+    r, js = run(d3rlpy_run(tmp_path, critic, [300.0 + (i % 5) for i in range(100)]))
+    s = r.bundle.best_series("critic_loss")
+    assert s is not None and len(s.points) == 100 and s.points[-1].step == 100000
+    assert js["classification"] == "divergence"
+
+
+def test_control_a_critic_loss_that_grows_with_the_return_is_healthy(tmp_path):
+    # TD3+BC-like: the critic loss grows ~20x as the Q-values grow, the evaluation return climbs
+    critic = [1.0 + 20 * (1 - math.exp(-i / 15)) + 0.3 * ((i * 7) % 3) for i in range(100)]
+    r, js = run(d3rlpy_run(tmp_path, critic, [2900.0 + 22 * i + 5 * ((i * 3) % 4) for i in range(100)]))
+    assert r.bundle.best_series("reward") is not None  # environment.csv: the evaluation return
+    assert js["classification"] == "unclear"
+
+
+def test_a_metric_named_csv_with_a_header_is_an_ordinary_metrics_csv(tmp_path):
+    (tmp_path / "loss.csv").write_text("epoch,step,loss\n" + "".join(f"{e},{10 * e},{2.0 - 0.1 * e}\n"
+                                                                     for e in range(1, 11)))
+    r, _ = run(tmp_path)
+    s = r.bundle.best_series("loss")
+    assert s is not None and [p.step for p in s.points][:2] == [10, 20] and s.points[0].value == 1.9
