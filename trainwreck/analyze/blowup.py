@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from typing import List, Optional, Tuple
 
+from trainwreck.analyze import trajectory_context as ctx
 from trainwreck.analyze.trajectory_stats import few_words, fmt, median, points_confidence
 from trainwreck.collect.bundle import Bundle, Series
 from trainwreck.collect.metricnames import role
@@ -228,7 +229,14 @@ def detect(bundle: Bundle) -> List[Finding]:
                 falls = _total_falls(bundle)
             label = name + (f" on {s.path.rsplit('[', 1)[1].rstrip(']')}" if s.path.endswith("]") and "[rank " in s.path
                             else "")
-            out.extend(_loss_rules(label, pts, component and bool(falls)))
+            got = _loss_rules(label, pts, component and bool(falls))
+            for f in got:  # a rise beside a falling total or an improving task metric (reward, accuracy): a note
+                if f.id == "metric.loss-blowup" and f.suggests and len(pts) >= 2:
+                    start = min(pts, key=lambda p: p.value)
+                    why = (ctx.total_improves(lp, start) if component else None) or ctx.task_improves(bundle, start)
+                    if why:
+                        ctx.demote(f, name, why)
+            out.extend(got)
     if not out:
         out.extend(_kl_rules(_finite(bundle.best_series("kl"))))
     if not out and len(lp) == 2 and lp[0].value > 0 and lp[1].value >= 2 * lp[0].value:

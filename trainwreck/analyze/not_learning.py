@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from typing import List, Optional, Sequence
 
+from trainwreck.analyze import trajectory_context as ctx
 from trainwreck.analyze.trajectory_stats import epochs_by_line, few_words, fmt, late, points_confidence
 from trainwreck.collect.bundle import Bundle, Series
 from trainwreck.collect.metricnames import role
@@ -50,10 +51,17 @@ def _at(p: Point) -> str:
     return f"step {p.step}" if p.step is not None else p.source.cite()
 
 
-def _finding(fid: str, claim: str, n: int, full: float, ev: List, first: Point, meaning: str) -> Finding:
+DEGENERATE_FIXES = ["count the distinct labels in the training data and in one collated batch: with a single class "
+                    "(every label 0) the loss is 0 and the accuracy 1 before anything is learned",
+                    "check that the loss and the accuracy compare the model's output with the labels (not the labels "
+                    "with themselves, not a constant), and that no input feature carries the label"]
+
+
+def _finding(fid: str, claim: str, n: int, full: float, ev: List, first: Point, meaning: str,
+             fixes: Optional[List[str]] = None) -> Finding:
     return Finding(fid, claim + few_words(n), DIRECT, points_confidence(n, full), [e for e in ev if e is not None],
                    suggests="stall", role="symptom", stage="runtime", order=first.step, kind="plateau",
-                   fixes=FIXES, verify_skill="init-loss-check", meaning=meaning)
+                   fixes=fixes or FIXES, verify_skill="init-loss-check", meaning=meaning)
 
 
 def _nan_story(bundle: Bundle) -> bool:
@@ -147,14 +155,22 @@ def detect(bundle: Bundle) -> List[Finding]:
                 continue  # a loss that reached 0 late in a long run may be a memorised training set
             claim = f"{name} is exactly 0 at every one of {len(run)} points from {_at(run[0])} to {_at(run[-1])}"
             ev = [run[0].source, run[-1].source]
+            fixes = None
+            meaning = ("A loss of exactly 0 from the start means no target contributes to it (every label masked "
+                       "or ignored, a one-class task, a loss wired to a constant): the model gets no training "
+                       "signal.")
             if floor:
                 fname, fpts, _s, where = floor
                 claim += f" while {fname} stays at its {where} {fmt(fpts[-1].value)}"
                 ev.append(fpts[-1].source)
-            out.append(_finding("metric.loss-exactly-zero", claim, len(run), 0.7, ev, run[0],
-                                "A loss of exactly 0 from the start means no target contributes to it (every "
-                                "label masked or ignored, a one-class task, a loss wired to a constant): the "
-                                "model gets no training signal."))
+                if where == "ceiling":  # perfect from the first step: nothing was ever left to learn
+                    claim += " from the first step"
+                    meaning = ("A loss of exactly 0 with a perfect score before any training is a degenerate "
+                               "objective, not a solved task: every example has the same label (one class, labels "
+                               "all 0), the label leaks into the input, or the loss and the metric compare the "
+                               "labels with themselves. The model gets no training signal.")
+                    fixes = DEGENERATE_FIXES + FIXES[2:]
+            out.append(_finding("metric.loss-exactly-zero", claim, len(run), 0.7, ev, run[0], meaning, fixes))
             continue
         need = 4 if len(run) < 10 else 3 if len(run) < 30 else 2
         if i > 0 and min(p.value for p in pts[:i]) > 0 and v > 0 and max(p.value for p in pts[:i]) > 1.5 * v:
@@ -163,9 +179,20 @@ def detect(bundle: Bundle) -> List[Finding]:
             continue  # a value printed with few digits repeats by rounding alone
         claim = (f"{name} is constant at {v!r} (every printed digit) over {len(run)} points, {_at(run[0])} to "
                  f"{_at(run[-1])}")
-        out.append(_finding("metric.loss-constant", claim, len(run), 0.75, [run[0].source, run[-1].source], run[0],
-                            "A loss that does not change in any printed digit is not being optimised: the "
-                            "parameters do not move (lr 0, frozen or detached parameters, saturated outputs)."))
+        # one term frozen says less than the whole loss frozen (0.65, not 0.75): the rest of the model may train
+        f = _finding("metric.loss-constant", claim, len(run), 0.75 if name == "loss" else 0.65,
+                     [run[0].source, run[-1].source], run[0],
+                     "A loss that does not change in any printed digit is not being optimised: the parameters do "
+                     "not move (lr 0, frozen or detached parameters, saturated outputs).")
+        if name != "loss":  # the total loss falls, or a task metric improves, while this term stays frozen
+            why = ctx.total_improves(finite_points(bundle.best_series("loss")), run[0]) or \
+                ctx.task_improves(bundle, run[0])
+            if why:
+                f.role, f.suggests, f.confidence, f.fixes = "factor", None, min(f.confidence, 0.3), []
+                f.kind = "trajectory"  # an observation: the curve view must not call the run "not learning"
+                f.claim += (f"; {why}: the rest of the model learns, and this term is one that does not train "
+                            "(e.g. the entropy of a policy whose std is fixed)")
+        out.append(f)
     # the gradient norm exactly 0
     g = finite_points(bundle.best_series("grad_norm"))
     if len(g) >= 2 and g[-1].value == 0.0:

@@ -60,7 +60,8 @@ _WAIT = lazy_re(r"(?i)\bwaiting (?:in|for|on|until|to)\b|\bwaiting [\d.]+ ?s(?:e
 _ZERO = lazy_re(r"(?:^|[\s:|])0%\||\|\s*0/\d+|\b0/\d+\s*\[|\b0it \[|(?i:\b(?:global[_ ]step|step|iter(?:ation)?|batch|"
                 r"epoch)\b\s*[=:#\[(]?\s*0\b)")
 # a counter past zero, or a metric value: the run advanced
-_BAR = lazy_re(r"\b(\d{1,3})%\||\b(\d+)/\d+\s*\[|\b(\d+)it \[")
+# (`[20][ 150/1160]`: MMEngine's `Epoch(val) [epoch][iter/total]`, the ImageNet example's `Epoch: [3][ 40/500]`)
+_BAR = lazy_re(r"\b(\d{1,3})%\||\b(\d+)/\d+\s*\[|\b(\d+)it \[|\[ *(\d+)/\d+\]")
 _COUNT = lazy_re(r"(?i)\b(?:global[_ ]step|step|iter(?:ation)?|batch)\b\s*[=:#\[(]?\s*(\d+)\b")
 _METRIC = lazy_re(r"(?i)\b(?:\w*loss\w*|\w*acc(?:uracy)?|ppl|perplexity|m?AP(?:50)?|f1\w*|bleu|wer|cer|reward\w*|"
                   r"top[-_]?[15]\w*)['\"]?\s*[:=]\s*['\"]?[-+]?(?:\d|nan\b|inf\b)")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from trainwreck.analyze import trajectory_context as ctx
 from trainwreck.analyze import trajectory_nonfinite as nf
 from trainwreck.analyze import trajectory_schedule as sched
 from trainwreck.analyze import trajectory_shape as shape
@@ -98,8 +99,13 @@ def _component_divergence(bundle, loss: List[Point], told: bool) -> List[Finding
             continue
         for f in shape.divergence(pts, name):
             f.kind, f.stage = "divergence", "runtime"
-            if total_falls:
-                f.role, f.suggests = "factor", None
+            start = ctx.start_of(f)
+            if total_falls:  # a trade-off between terms: an observation, never the verdict
+                f.role, f.suggests, f.kind = "factor", None, "trajectory"
+            elif start is not None:  # the total falls over the rise's own span, or a task metric improves
+                why = ctx.total_improves(loss, start) or ctx.task_improves(bundle, start)
+                if why:
+                    ctx.demote(f, name, why)
             out.append(f)
     return out
 
@@ -156,10 +162,15 @@ def detect(bundle) -> List[Finding]:
             f.kind, f.precursor_of = "divergence", ("NaN" if onset is not None else None)
         if div and onset is None and _rose_to_chance(pre, class_count(bundle)):
             div = []  # never left the chance neighbourhood, ends at ln(K): not learning (chance.py says so)
+        for f in div if onset is None else []:  # a task metric that improves over the rise: the run learns
+            start = ctx.start_of(f)
+            why = ctx.task_improves(bundle, start) if start is not None else None
+            if why:
+                ctx.demote(f, "loss", why)
         out.extend(div)
         out.extend(_kind(shape.spikes(pre, "loss", skip_unrecovered=bool(div) or onset is not None), "spike"))
         out.extend(_kind(shape.plateau(pre, "loss", class_count(bundle)), "plateau"))
-    out.extend(_component_divergence(bundle, loss, onset is not None or bool(div)))
+    out.extend(_component_divergence(bundle, loss, onset is not None or any(f.suggests for f in div)))
     if grad and not any(f.precursor_of == "NaN" and f.evidence and f.evidence[0].metric == "grad_norm" for f in out):
         out.extend(_kind(shape.spikes(grad, "grad_norm", limit=2, skip_unrecovered=onset is not None), "trajectory"))
 

@@ -31,6 +31,8 @@ MIN_POINTS = 8  # fewer finite points: no shape is claimed
 RISE_REL = 0.10  # divergence: the tail's median must stand ≥ 10% of |min| above the minimum …
 RISE_SIGMA_BASE = 4.0  # … and ≥ 4 σ of the noise measured before the minimum (3 σ of the whole series'
 RISE_SIGMA_ALL = 3.0  # noise when fewer than 6 points precede the minimum), capped at 50% of |min|
+RECOVERED = 0.3  # … and not have come back: last points within 30% of the excursion and 1.5× the minimum: a bump
+TINY_REL = 0.005  # … and ≥ 0.5% of the largest magnitude the series had up to its minimum (its scale)
 SPIKE_WINDOW = 50  # rolling window (previous points) for the spike baseline
 SPIKE_Z = 6.0  # robust z-score of a spike …
 SPIKE_REL = {"loss": 0.3, "eval_loss": 0.3, "grad_norm": 3.0}  # … and its rise relative to the baseline median
@@ -73,12 +75,18 @@ def divergence(points: Sequence[Point], name: str = "loss", before_nan: Optional
     floor = m + need / 2
     if level - m < need or min(sm[-k_tail:]) < floor:
         return []
+    if level - m < TINY_REL * max(abs(x) for x in xs[:j + 1]):
+        return []  # a sliver regained after a fall of orders of magnitude (0.25 → 4.6e-4 → 8.5e-4): noise at the floor
     on = n - 1
     while on > j and sm[on - 1] >= floor:
         on -= 1
     (im, pm), (io, po), pl = fp[j], fp[on], fp[-1][1]
     ipk, ppk = max(fp[on:], key=lambda t: t[1].value)
+    if m > 0 and _came_back(xs[[t[0] for t in fp].index(ipk) + 1:], m, ppk.value):
+        return []  # the excursion came back down: the last points sit near the minimum again (a bump, not divergence)
     big = (level - m) >= abs(m) or (sigma > 0 and (level - m) >= 8 * sigma)
+    if not big and len({p.value for _i, p in fp[on:]}) == 1:
+        return []  # a modest step up to one value repeated to every digit: a frozen loss (not_learning), not a rise
     conf = points_confidence(n, (0.75 if big else 0.6) if baseline else 0.5)  # a short series says less
     claim = (f"{name} rose from its minimum {fmt(pm.value)} ({where(pm, im)}) to a median of {fmt(level)} over "
              f"the last {k_tail} points (peak {fmt(ppk.value)} at {where(ppk, ipk)}); above {fmt(floor)} since "
@@ -96,6 +104,16 @@ def divergence(points: Sequence[Point], name: str = "loss", before_nan: Optional
     return [Finding("metric.divergence", claim, DIRECT, conf, ev, suggests="divergence", role="symptom",
                     stage="runtime" if name == "loss" else "evaluation", order=order_of(po, io), meaning=meaning,
                     fixes=DIVERGENCE_FIXES)]
+
+
+def _came_back(after: Sequence[float], m: float, peak: float) -> bool:
+    """After its peak the series came down for good: every point of the later half of the descent below half the
+    excursion, and the last three within RECOVERED of it and 1.5× the minimum (a wide bump, not a divergence)."""
+    if len(after) < 4:
+        return False
+    half = after[len(after) // 2:]
+    return (all(x <= m + 0.5 * (peak - m) for x in half)
+            and all(x <= min(m + RECOVERED * (peak - m), 1.5 * m) for x in after[-3:]))
 
 
 def spikes(points: Sequence[Point], name: str = "loss", limit: int = 3,

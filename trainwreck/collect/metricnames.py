@@ -64,6 +64,12 @@ _TASK = lazy_re(r"^(?:metrics/)?(?:decode[._])?(?:map(?:50|75)?(?:-95)?|b(?:box)
 _QUALIFIED_TASK = lazy_re(r"^(?:[a-z0-9\-]+_){1,3}(?:bleu|f1|f_?score|macro[_\-]f(?:1|_?score)|m?iou|map(?:50|75)?(?:-95)?)$")
 _REWARD = lazy_re(r"^(?:objective/|env/|rewards?/)?(?:frac_reward_zero_std|rewards?(?:[_/](?:std|mean))?|"
                   r"reward_std|scores?(?:[_/]std)?)$")
+# an episode's return as RL trainers log it (Stable-Baselines' `rollout/ep_rew_mean`, baselines' `eprewmean`, RLlib's
+# `episode_reward_mean`, Spinning Up's `AverageEpRet`, rlkit's `exploration/Average Returns`, CleanRL's
+# `charts/episodic_return`): the run's task metric, series `reward`
+_RETURN = lazy_re(r"^(?:rollout/|charts/|exploration/|episode/|env/)?(?:ep_?rew_?mean|ep_rew|episode_?rewards?(?:_mean)?|"
+                  r"mean_(?:episode_)?rewards?|ep_?reward(?:_mean)?|(?:average|avg)_?(?:ep_?)?(?:returns?|ret)|"
+                  r"ep_?ret(?:_mean)?|episod(?:e|ic)_?returns?(?:_mean)?|mean_returns?|returns?_mean)$")
 _KL = lazy_re(r"^(?:objective/|policy/|ppo/policy/)?(?:approx_?kl|kl(?:_div(?:ergence)?)?)$")
 
 
@@ -89,6 +95,8 @@ def extra(name: str) -> Optional[str]:
         if b in ("rewards/mean", "reward/mean", "rewards", "reward_mean", "scores", "score", "scores/mean"):
             return "reward"
         return b
+    if ("rew" in base or "ret" in base) and _RETURN.match(base):
+        return None if ev else "reward"
     if "kl" in base and _KL.match(base):
         return None if ev else "kl"
     if _TASK.match(base.replace("(b)", "").replace("(m)", "") if "(" in base else base) or (

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Dict, List, Optional, Tuple
 
 from trainwreck import lazy_re
+from trainwreck.collect import showexpr
 from trainwreck.collect.metricnames import STEP_KEYS, core, extra
 
 Result = Tuple[Optional[int], Dict[str, float]]
@@ -37,7 +38,9 @@ _RKEY = lazy_re(r"[ \t]*['\"]?((?:[\w./\-]*[A-Za-z_]|\)[A-Za-z/%]+\()(?![\w./\-]
                    r"(?: (?:[\w./\-]*[A-Za-z_]|\)[A-Za-z/%]+\()(?![\w./\-])){0,6})")
 # `key value` without a separator, only for a few keys (`iter 100:`, `loss 2.34`, `Iteration 78000,`), matched
 # on the lower-cased line; a qualifier word before it (`train loss`, `val loss`, `global step`) is read in _pairs.
-_WSPAIR = lazy_re(r"(loss|lr|steps?|iter(?:ation)?|epoch)[ \t]+(?P<val>" + _NUM + r")" + _TAIL)
+# A counter may sit in brackets (`Step [20]  train Loss : …`, `Epoch [3/10]`).
+_WSPAIR = lazy_re(r"(loss|lr|steps?|iter(?:ation)?|epoch)[ \t]+(?:(?<=p |r |h |n )(?<!lr )\[[ \t]*)?(?P<val>" + _NUM + r")"
+                  + _TAIL)
 _WS_QUALIFIERS = ("train", "training", "val", "valid", "validation", "eval", "test", "lm", "total", "avg", "global",
                   "completed")
 _ASCII_LOWER = {c: c + 32 for c in range(65, 91)}
@@ -281,6 +284,8 @@ def extract(text: str) -> Optional[Result]:
 
     `\\r`-separated tqdm updates: the last segment that has metrics wins. Never raises."""
     try:
+        if ")" in text and "=" in text:  # `loss(x, y) = 0.2`, `(i, loss(x)) = (1, 0.2)`: Julia's @show layout
+            text = showexpr.rewrite(text) or text
         if "=" not in text and ":" not in text and "scale to" not in text and " is " not in text and not (
                 ("oss " in text or "oss\t" in text or "OSS " in text) and _WS_ONLY.search(text)):
             return None  # (an epoch summary such as `| epoch 003 | loss 7.512 | ppl 182.5` has no separator)

@@ -13,6 +13,7 @@ import math
 from typing import Dict, Iterator, List, Optional, Tuple
 
 from trainwreck import lazy_re
+from trainwreck.collect import kvtables
 from trainwreck.collect.metricnames import canonical
 from trainwreck.model import Line
 
@@ -97,6 +98,7 @@ def rows(lines: List[Line]) -> Iterator[Tuple[Line, Optional[int], Dict[str, flo
     unnamed per-iteration values of `counter_rows`."""
     yield from _table_rows(lines)
     yield from counter_rows(lines)
+    yield from kvtables.blocks(lines)  # Stable-Baselines / baselines `| key | value |` dumps
 
 
 def _table_rows(lines: List[Line]) -> Iterator[Tuple[Line, Optional[int], Dict[str, float]]]:
