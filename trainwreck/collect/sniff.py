@@ -123,7 +123,7 @@ def text_kind(name: str, head: bytes) -> str:
     lines = [ln for ln in lines if ln]
     if not lines:
         return "structured" if by_name else "log"
-    if _is_csv(lines) or headerless_metric_csv(name, lines):
+    if _is_csv(lines):
         return "csv"  # before the word-list test: a CSV row has no spaces, one "word" per line
     if len(lines) >= WORD_LIST_LINES and sum(1 for ln in lines if len(ln.split()) <= 1) >= 0.95 * len(lines):
         return "data"  # a word, token or file list, not a program's output
@@ -155,28 +155,6 @@ def _is_csv(lines) -> bool:
     numeric = sum(1 for c in cells if c and (c.replace(b".", b"", 1).replace(b"-", b"", 1).replace(b"e", b"", 1)
                                             .replace(b"+", b"", 1).isdigit() or c.lower() in (b"nan", b"inf")))
     return numeric >= 0.5 * max(1, len(cells))
-
-
-def _number(cell: bytes) -> bool:
-    try:
-        float(cell)
-        return True
-    except ValueError:
-        return False
-
-
-def headerless_metric_csv(name: str, lines) -> bool:
-    """One metric per file, named after it, with no header: d3rlpy's logger writes `<metric>.csv` with rows
-    `epoch,step,value` (a plain `step,value` pair is read the same way). The name must be a metric's name and
-    every row two or three numbers whose counters (all but the last cell) are integers."""
-    from trainwreck.collect.metricnames import canonical
-
-    if not name.lower().endswith(".csv") or canonical(name[:-4]) is None or not lines:
-        return False
-    rows = [r.split(b",") for r in lines[:20]]
-    n = len(rows[0])
-    return n in (2, 3) and all(len(r) == n and all(_number(c) for c in r) and all(c.strip().isdigit()
-                                                                                  for c in r[:-1]) for r in rows)
 
 
 def scheduler_of(text: str) -> Optional[str]:

@@ -46,9 +46,6 @@ def read(bundle, entry, ctx) -> None:
         if not cols:
             ctx.record(f, "metrics")
             return
-        headerless = all(_number(c) is not None for c in cols) and len(cols) in (2, 3)
-        if headerless:  # d3rlpy's `<metric>.csv`: epoch,step,value rows, the file named after the metric
-            cols = ["epoch", "step", rel.rsplit("/", 1)[-1][:-4]][-len(cols):]
         names = [canonical(c) for c in cols]
         # the column names as written ("lr-SGD", "lr-AdamW"): canonical names lose what they say about the setup
         bundle.facts.setdefault(f"metric_names:{rel}", first[0].source())
@@ -80,5 +77,5 @@ def read(bundle, entry, ctx) -> None:
             return any(i < len(row) and (v := _number(row[i])) is not None and not math.isfinite(v)
                        for i in metric_cols)
 
-        read_records(bundle, f, add, nonfinite, lambda line: True, skip_first=not headerless)
+        read_records(bundle, f, add, nonfinite, lambda line: True, skip_first=True)
         ctx.record(f, "metrics")
