@@ -4,7 +4,6 @@ a note naming the file (and the line), and the rest of the diagnosis stands — 
 Every payload is written into a real run directory here; the run also holds a real traceback (the wording
 Python prints), so "the rest stands" is checked as: the crash is still diagnosed from train.log."""
 import json
-import os
 import struct
 
 import pytest

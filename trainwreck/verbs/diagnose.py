@@ -46,10 +46,15 @@ def run(args) -> int:
             return 2
         if not args.json:
             print(f"trainwreck: wrote {len(written)} files to {args.out}", file=sys.stderr)
-    if args.json:
-        sys.stdout.write(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
-    elif args.md:
-        sys.stdout.write(markdown(report))
-    else:
-        sys.stdout.write(terminal(report))
+    as_json = lambda r: json.dumps(r, indent=2, ensure_ascii=False) + "\n"  # noqa: E731
+    view = as_json if args.json else markdown if args.md else terminal
+    try:
+        text = view(report)
+    except Exception as exc:  # a view that fails still shows the diagnosis, as JSON, and says why
+        if view is as_json:
+            raise
+        print(f"trainwreck: the {'Markdown' if args.md else 'terminal'} view failed ({type(exc).__name__}: "
+              f"{' '.join(str(exc).split())[:120]}); the report follows as JSON", file=sys.stderr)
+        text = as_json(report)
+    sys.stdout.write(text)
     return 0
