@@ -210,3 +210,15 @@ def test_the_only_file_failing_is_nothing_to_diagnose_not_a_traceback(tmp_path, 
     assert rc == 2 and "train.log: skipped, the logs reader failed on it (TypeError: planted)" in err
     assert len(err.strip().splitlines()) == 1
 
+
+
+def test_a_system_probe_that_raises_is_a_note(tmp_path, capsys, monkeypatch):
+    import trainwreck.probes as probes
+
+    monkeypatch.setattr(probes, "probe_system", lambda bundle: {}["gpu"])
+    rc = main(["diagnose", str(_run(tmp_path, {})), "--json"])
+    out, err = capsys.readouterr()
+    assert rc == 0, err
+    rep = json.loads(out)
+    assert rep["classification"] == "crash"
+    assert "system probe failed (KeyError: 'gpu'); the live machine was not examined" in rep["notes"]
