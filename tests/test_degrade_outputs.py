@@ -173,6 +173,19 @@ def test_file_name_not_utf8_with_out(tmp_path, capsys):
     assert "\\xff\\xfe.log" in (out / "report.md").read_bytes().decode("utf-8")
 
 
+@pytest.mark.parametrize("verb", [["collect", "--json"], ["collect"], ["diagnose", "--md"], ["diagnose"]])
+def test_file_name_not_utf8_in_every_view(tmp_path, capsys, verb):
+    run = _run(tmp_path, {})
+    with open(os.path.join(os.fsencode(run), b"\xff\xfe.log"), "wb") as f:
+        f.write(TB.encode())
+    rc, out, err = _cli(capsys, verb[0], str(run), "--no-probe", *verb[1:])  # capsys writes strict UTF-8
+    assert rc == 0, err
+    if "--json" in verb:
+        assert "\\xff\\xfe.log" in [f["path"] for f in json.loads(out)["files"]]
+    elif verb != ["diagnose"]:  # the terminal view lists no file names; the others list every file read
+        assert "\\xff\\xfe.log" in out
+
+
 # -- --out is written atomically -------------------------------------------------------------------------------------
 
 def _snapshot(folder):
