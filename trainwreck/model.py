@@ -318,7 +318,7 @@ class Diagnosis:
         self.outcome = {"outcome": "unknown", "cite": "", "why": ""} if outcome is None else outcome
 
     def to_json(self) -> Dict[str, Any]:
-        return {
+        return printable({
             "tool": self.tool,
             "run": self.run,
             "target": self.target,
@@ -345,4 +345,37 @@ class Diagnosis:
             "checkpoints": self.checkpoints,
             "notes": self.notes,
             "evidence_files": self.evidence_files,
-        }
+        })
+
+
+_SURROGATE = None
+
+
+def _escape_surrogates(s: str) -> str:
+    global _SURROGATE
+    if _SURROGATE is None:
+        import re
+        _SURROGATE = re.compile("[\ud800-\udfff]")
+    return _SURROGATE.sub(lambda m: f"\\x{ord(m.group()) - 0xdc00:02x}" if 0xdc80 <= ord(m.group()) <= 0xdcff
+                          else f"\\u{ord(m.group()):04x}", s)
+
+
+def printable(obj: Any) -> Any:
+    """`obj` with every lone surrogate written as text: a file name whose bytes are not UTF-8 reaches Python as
+    U+DC80-U+DCFF (os.listdir's surrogateescape), which no UTF-8 output can encode; b'\\xff\\xfe.log' is shown
+    as `\\xff\\xfe.log`, as `ls -b` does. Containers come back as the same objects when nothing in them changed."""
+    if isinstance(obj, str):
+        if obj.isascii():
+            return obj
+        try:
+            obj.encode("utf-8")
+            return obj
+        except UnicodeEncodeError:
+            return _escape_surrogates(obj)
+    if isinstance(obj, dict):
+        new = {printable(k): printable(v) for k, v in obj.items()}
+        return obj if all(a is b for a, b in zip(new.values(), obj.values())) and list(new) == list(obj) else new
+    if isinstance(obj, list):
+        items = [printable(v) for v in obj]
+        return obj if all(a is b for a, b in zip(items, obj)) else items
+    return obj

@@ -33,7 +33,11 @@ def diagnose(path: Optional[str], cwd: Optional[str] = None, probe: bool = True)
     findings: List[Finding] = []
     if probe:
         from trainwreck.probes import probe_system
-        findings.extend(probe_system(bundle))
+        try:
+            findings.extend(probe_system(bundle))
+        except Exception as exc:  # the live machine answering oddly never costs the diagnosis of the files
+            bundle.probes = {"notes": [f"system probe failed ({type(exc).__name__}: {str(exc)[:100]}); the "
+                                       "live machine was not examined"]}
     else:
         bundle.probes = {"skipped": "--no-probe: the live machine (GPU, processes, kernel log) was not examined"}
     findings.extend(analyze(bundle))

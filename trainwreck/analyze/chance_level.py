@@ -73,18 +73,40 @@ def initial_loss_verdict(first: float, k: int, last: Optional[float] = None, n: 
     return out
 
 
+MAX_CLASSES = 1e9  # the largest vocabularies hold ~1e6 tokens; more is a corrupt or hostile value
 CLASS_KEYS = ("num_classes", "vocab_size", "n_classes", "num_labels", "n_vocab", "padded_vocab_size")
 
 
-def class_count(bundle) -> Optional[Tuple[int, Source]]:
-    """K (number of classes / vocabulary) from the config, with its source."""
+def _count(raw: str) -> Optional[int]:
+    try:
+        v = float(raw) if len(raw) < 100 else math.inf
+    except ValueError:
+        return None
+    return int(v) if 2 <= v <= MAX_CLASSES and v == int(v) else None
+
+
+def class_count_refused(bundle) -> Optional[str]:
+    """Why the config's number of classes / vocabulary was not used (not a count: 1e999, 0, -1, "ten"), or None."""
     e = bundle.config(*CLASS_KEYS)
     if e is None:
         return None
-    try:
-        k = int(float(str(e.value).strip("'\"")))
-    except ValueError:
+    raw = str(e.value).strip("'\"")
+    if _count(raw) is not None or raw.lower() in ("", "null", "none", "~") or raw.startswith("${"):
+        return None  # a count, or a value left unset: nothing to say
+    return (f"{e.key} = {raw[:40]} ({e.source().cite()}) is not a number of classes (an integer from 2 to "
+            f"{MAX_CLASSES:.0e})")
+
+
+def class_count(bundle) -> Optional[Tuple[int, Source]]:
+    """K (number of classes / vocabulary) from the config, with its source; a value that is no count gives a
+    note and None."""
+    e = bundle.config(*CLASS_KEYS)
+    if e is None:
         return None
-    if k < 2:
+    k = _count(str(e.value).strip("'\""))
+    if k is None:
+        refused = class_count_refused(bundle)
+        if refused:
+            bundle.note(f"{refused}; not used for the expected initial loss")
         return None
     return k, e.source()

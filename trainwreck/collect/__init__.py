@@ -203,6 +203,8 @@ SCHEDULERS = {"lsf": "LSF job", "slurm": "Slurm job", "pbs": "PBS job", "sge": "
 
 
 def _finish(bundle: Bundle, skipped: Skipped) -> None:
+    for note in bundle.skip_notes():
+        bundle.note(note)
     note = skipped.note()
     if note:
         if bundle.files:
@@ -212,10 +214,22 @@ def _finish(bundle: Bundle, skipped: Skipped) -> None:
 
 
 def _read(ctx: Context, entry: Entry, mods: list) -> None:
+    """Each file is read on its own: whatever a reader raises on one malformed file (the expected OSError, or an
+    unexpected OverflowError, TypeError …) becomes a note naming the file, what it gave is dropped whole, and the
+    other files are read as if it were not there."""
     for mod in mods:
         try:
             mod.read(ctx.bundle, entry, ctx)
         except Skip as exc:
             ctx.bundle.note(str(exc))
         except (OSError, ValueError, UnicodeError, MemoryError, RecursionError) as exc:
-            ctx.bundle.note(f"{entry.rel}: could not be read ({type(exc).__name__}: {str(exc)[:120]})")
+            ctx.bundle.forget(entry.rel)
+            ctx.bundle.note(f"{entry.rel}: could not be read ({type(exc).__name__}: {_said(exc)})")
+        except Exception as exc:  # a reader's bug on this file must not take the diagnosis down
+            ctx.bundle.forget(entry.rel)
+            ctx.bundle.note(f"{entry.rel}: skipped, the {_kind(mod)} reader failed on it "
+                            f"({type(exc).__name__}: {_said(exc)}); the rest of the diagnosis stands")
+
+
+def _said(exc: BaseException) -> str:
+    return " ".join(str(exc).split())[:120]

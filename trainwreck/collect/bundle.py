@@ -75,6 +75,45 @@ class Bundle:
         if text not in self.notes:
             self.notes.append(text)
 
+    def skip(self, path: str, why: str, line: Optional[int] = None, byte: Optional[int] = None) -> None:
+        """A record of `path` that was left out or read in part, and why; one note per file and reason
+        (skip_notes), naming the first place and how many more: a malformed line never stops the reading."""
+        skips = self.__dict__.setdefault("_skips", {})
+        where = f"line {line}" if line is not None else (f"byte {byte}" if byte is not None else "")
+        got = skips.get((path, why))
+        if got is None:
+            skips[(path, why)] = [where, 1, {where}]
+        elif where not in got[2]:  # a line read twice (a sample and the tail) is one line
+            got[1] += 1
+            got[2].add(where)
+
+    def skip_notes(self) -> List[str]:
+        out = []
+        for (path, why), (where, n, _seen) in self.__dict__.get("_skips", {}).items():
+            more = f" (and {n - 1} more such line{'s' if n > 2 else ''})" if n > 1 else ""
+            out.append(f"{path}: {where + ': ' if where else ''}{why}{more}")
+        return out
+
+    def forget(self, path: str) -> None:
+        """Drop everything read from `path`: a reader that failed part-way leaves no half-read evidence."""
+        self.logs = [log for log in self.logs if log.path != path]
+        self.configs.pop(path, None)
+        for name in list(self.series):
+            kept = [s for s in self.series[name] if s.path != path]
+            for s in kept:
+                s.points = [p for p in s.points if p.source.path != path]
+            kept = [s for s in kept if s.points]
+            if kept:
+                self.series[name] = kept
+            else:
+                del self.series[name]
+        self.__dict__.pop("_series_index", None)
+        self.__dict__["_series_index"] = {(s.name, s.path): s for ss in self.series.values() for s in ss}
+        self.facts = {k: v for k, v in self.facts.items() if getattr(v, "path", None) != path}
+        self.extra_lines = [ln for ln in self.extra_lines if ln.path != path]
+        self.checkpoints = [c for c in self.checkpoints if c.get("path") != path]
+        self.files = [f for f in self.files if f.path != path]
+
     def add_point(self, name: str, path: str, point: Point) -> None:
         index = self.__dict__.setdefault("_series_index", {})
         s = index.get((name, path))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any, Dict, List, Optional
 
-from trainwreck.analyze.chance_level import class_count, initial_loss_verdict
+from trainwreck.analyze.chance_level import class_count, class_count_refused, initial_loss_verdict
 from trainwreck.collect.bundle import Bundle
 from trainwreck.model import Finding, cite
 
@@ -51,7 +51,9 @@ def chance(bundle: Bundle, findings: List[Finding], k: Optional[int] = None,
     first = pts[0]
     out.update(first_loss=first.value, step=first.step, cite=first.source.cite())
     if not k or k < 2:
-        out.update(ok=None, why="the number of classes / vocabulary size is unknown: pass --num-classes or --vocab")
+        refused = class_count_refused(bundle)
+        out.update(ok=None, why=f"{refused or 'the number of classes / vocabulary size is unknown'}: pass "
+                   "--num-classes or --vocab")
         return out
     last = pts[-1]
     out.update(initial_loss_verdict(first.value, k, last.value, len(pts), last.source.cite() if last.source else ""))

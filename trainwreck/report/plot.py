@@ -36,8 +36,9 @@ def plot(bundle: Bundle, report: Dict[str, Any], path: str) -> Optional[str]:
             ax.axvline(onset, color="orange", ls=":", lw=1)
         if before is not None and before != onset:
             ax.axvline(before, color="grey", ls=":", lw=1)  # where the instability began: roll back before it
-        if name in ("grad_norm", "loss_scale") and all(y > 0 for y in ys if y == y):
-            ax.set_yscale("log")
+        finite = [y for y in ys if y == y]
+        if name in ("grad_norm", "loss_scale") and finite and all(y > 0 for y in finite):
+            ax.set_yscale("log")  # only with a positive value to scale: all-NaN data cannot be log-scaled
         ax.set_ylabel(name)
         ax.set_title(f"{name} — {s.path}", fontsize=8, loc="left")
     axes[-1, 0].set_xlabel("step")

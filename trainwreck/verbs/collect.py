@@ -8,6 +8,7 @@ from __future__ import annotations
 import sys
 
 from trainwreck.model import cite as _cite
+from trainwreck.model import printable
 from trainwreck.report import outcome_line
 from trainwreck.report.safe import json_text, one_line, terminal_text
 
@@ -54,13 +55,14 @@ def bundle_json(result, tail: int) -> dict:
         tb = summarize(lines)
     except ImportError:
         pass
-    return {"run": d["run"], "target": d["target"], "files": d["evidence_files"], "classification": d["classification"],
+    return printable({"run": d["run"], "target": d["target"], "files": d["evidence_files"],
+                      "classification": d["classification"],
             "confidence": d["confidence"], "headline": d["headline"], "outcome": d.get("outcome"), "stack": d["stack"],
             "findings": findings,
             "tracebacks": tb, "metrics_summary": d.get("metrics_summary"), "config": config,
             "checkpoints": d["checkpoints"], "onset": d["onset"], "rollback": d["rollback"],
             "first_failing_rank": d["first_failing_rank"], "chance": d["chance"], "log_tails": tails,
-            "notes": d["notes"], "diagnosis": d}
+            "notes": d["notes"], "diagnosis": d})  # log paths and tails: a name that is not UTF-8 shown escaped
 
 
 def render(j: dict) -> str:

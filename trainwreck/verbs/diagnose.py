@@ -46,10 +46,16 @@ def run(args) -> int:
             return 2
         if not args.json:
             print(terminal_text(f"trainwreck: wrote {len(written)} files to {args.out}"), file=sys.stderr)
-    if args.json:
-        sys.stdout.write(json_text(report) + "\n")
-    elif args.md:
-        sys.stdout.write(markdown(report))
-    else:
-        sys.stdout.write(terminal(report))
+    as_json = lambda r: json_text(r) + "\n"  # noqa: E731
+    view = as_json if args.json else markdown if args.md else terminal
+    try:
+        text = view(report)
+    except Exception as exc:  # a view that fails still shows the diagnosis, as JSON, and says why
+        if view is as_json:
+            raise
+        print(terminal_text(f"trainwreck: the {'Markdown' if args.md else 'terminal'} view failed "
+                            f"({type(exc).__name__}: {' '.join(str(exc).split())[:120]}); the report follows as "
+                            "JSON"), file=sys.stderr)
+        text = as_json(report)
+    sys.stdout.write(text)
     return 0

@@ -56,9 +56,51 @@ def _evidence_hit(diag: dict, needle: str) -> bool:
 def _load(path: str) -> Optional[dict]:
     try:
         with open(path, encoding="utf-8") as f:
-            return json.load(f)
-    except (OSError, ValueError):
+            got = json.load(f)
+    except (OSError, ValueError, RecursionError):
         return None
+    return got if isinstance(got, dict) else None
+
+
+def _batches(corpus: str) -> List[dict]:
+    """The well-formed entries of batches.json: a name and a [lo, hi] range of case numbers."""
+    got = (_load(os.path.join(corpus, "batches.json")) or {}).get("batches")
+    return [b for b in got if isinstance(b, dict) and isinstance(b.get("name"), str)
+            and isinstance(b.get("range"), list) and len(b["range"]) == 2
+            and all(isinstance(x, int) and not isinstance(x, bool) for x in b["range"])
+            and isinstance(b.get("first_look"), (dict, type(None)))] if isinstance(got, list) else []
+
+
+MAX_LABEL = 1 << 20  # a case.json larger than this is not a label
+
+
+def _label(path: str):
+    """(the case's label, None) or (None, why it cannot be used): a case.json that is not a JSON object with a
+    `classification` of the known ones, phrase lists of strings and string fields, is skipped and named."""
+    try:
+        if os.path.getsize(path) > MAX_LABEL:
+            return None, f"case.json is larger than {MAX_LABEL >> 20} MB"
+        with open(path, encoding="utf-8") as f:
+            label = json.load(f)
+    except OSError as exc:
+        return None, f"case.json cannot be read ({exc.strerror or exc})"
+    except (ValueError, RecursionError):
+        return None, "case.json is not valid JSON"
+    if not isinstance(label, dict):
+        return None, f"case.json holds a JSON {type(label).__name__}, not an object"
+    want = label.get("classification")
+    if not isinstance(want, str) or want not in CLASSIFICATIONS:
+        return None, (f"classification {json.dumps(want)[:40]} is not one of {', '.join(CLASSIFICATIONS)}"
+                      if "classification" in label else "case.json has no classification")
+    cause = label.get("cause")
+    if isinstance(cause, str):
+        label["cause"] = [cause]  # one phrase written without its list
+    elif cause is not None and not (isinstance(cause, list) and all(isinstance(c, str) for c in cause)):
+        return None, "cause is not a list of phrases (strings)"
+    for key in ("outcome", "evidence_line"):
+        if label.get(key) is not None and not isinstance(label[key], str):
+            return None, f"{key} is not a string"
+    return label, None
 
 
 def _number(case: str) -> Optional[int]:
@@ -109,20 +151,26 @@ def evaluate(corpus: str, only: str = None, show_test_misses: bool = False) -> D
     if only:
         cases = [c for c in cases if only in c]
     split = _load(os.path.join(corpus, "split.json")) or {}
-    test = set(split.get("test") or [])
-    batches = (_load(os.path.join(corpus, "batches.json")) or {}).get("batches") or []
+    test = split.get("test")
+    test = {t for t in test if isinstance(t, str)} if isinstance(test, list) else set()
+    batches = _batches(corpus)
     tallies = {"all": _Tally(), "dev": _Tally(), "test": _Tally()}
     per_batch = {b["name"]: _Tally() for b in batches}
-    misses, hidden = [], 0
+    misses, hidden, skipped = [], 0, []
     for i, case in enumerate(cases, 1):
         d = os.path.join(corpus, case)
-        label = _load(os.path.join(d, "case.json")) or {}
-        want = label.get("classification", "unclear")
+        label, why = _label(os.path.join(d, "case.json"))
+        if label is None:
+            skipped.append({"case": case, "why": why})
+            continue
+        want = label["classification"]
         try:
             diag = diagnose(d, probe=False).diagnosis.to_json()
             got = diag["classification"]
         except NotFound as exc:
             diag, got = {}, f"error: {exc}"
+        except Exception as exc:  # one case the engine fails on is a miss with its error, not the end of the eval
+            diag, got = {}, f"error: {type(exc).__name__}: {' '.join(str(exc).split())[:120]}"
         ok = got == want
         hit = None
         if label.get("cause") and want != "unclear":
@@ -149,7 +197,7 @@ def evaluate(corpus: str, only: str = None, show_test_misses: bool = False) -> D
         print(file=sys.stderr)
     r = tallies["all"].json()
     r.update({"dev": tallies["dev"].json(), "test": tallies["test"].json(), "misses": misses,
-              "test_misses_hidden": hidden,
+              "test_misses_hidden": hidden, "skipped": skipped,
               "batches": [{"name": b["name"], "range": b["range"], "first_look": b.get("first_look"),
                            "note": b.get("note"), "now": per_batch[b["name"]].json()} for b in batches]})
     return r
@@ -190,8 +238,10 @@ def run(args) -> int:
         print(f"trainwreck: {args.corpus}: not a folder", file=sys.stderr)
         return 2
     r = evaluate(args.corpus, args.k, args.show_test_misses)
+    for sk in r["skipped"]:
+        print(f"trainwreck: {sk['case']}: skipped, {sk['why']}", file=sys.stderr)
     if not r["cases"]:
-        print(f"trainwreck: no cases (folders with case.json) in {args.corpus}", file=sys.stderr)
+        print(f"trainwreck: no usable cases (folders with a valid case.json) in {args.corpus}", file=sys.stderr)
         return 2
     if args.json:
         print(json.dumps(r, indent=2))

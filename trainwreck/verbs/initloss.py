@@ -15,10 +15,25 @@ HELP = "compare the first logged loss with ln(num_classes or vocab) (the expecte
 DESCRIPTION = __doc__
 
 
+def _count(text: str) -> int:
+    """An argparse type: a number of classes, an integer of at least 2 (a usage error otherwise, exit 2)."""
+    import argparse
+
+    from trainwreck.analyze.chance_level import MAX_CLASSES
+    try:
+        k = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text[:40]!r} is not an integer") from None
+    if not 2 <= k <= MAX_CLASSES:
+        raise argparse.ArgumentTypeError(f"{text[:40]} is not a number of classes (an integer from 2 to "
+                                         f"{MAX_CLASSES:.0e})")
+    return k
+
+
 def add_arguments(p) -> None:
     p.add_argument("path", nargs="?", metavar="PATH", help="run directory or log (default: most recent run)")
-    p.add_argument("--num-classes", type=int, metavar="K", help="number of classes (default: from the config)")
-    p.add_argument("--vocab", type=int, metavar="V", help="vocabulary size for a language model")
+    p.add_argument("--num-classes", type=_count, metavar="K", help="number of classes (default: from the config)")
+    p.add_argument("--vocab", type=_count, metavar="V", help="vocabulary size for a language model")
     p.add_argument("--json", action="store_true")
 
 

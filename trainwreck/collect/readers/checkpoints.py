@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import re
 import struct
+from typing import Tuple
 
 from trainwreck import lazy_re
 
@@ -25,6 +26,32 @@ def _step(rel: str):
     return int(found[-1]) if found else None
 
 
+def _data_end(meta) -> Tuple[int, str]:
+    """(where the tensor data ends, "") from a safetensors header, or (0, what is wrong with it). The format
+    (huggingface/safetensors, docs "format"): a JSON object of tensor name -> {"dtype", "shape", "data_offsets":
+    [begin, end]} plus an optional "__metadata__" object of strings."""
+    if not isinstance(meta, dict):
+        return 0, f"is a JSON {_json_type(meta)}, not an object"
+    end = 0
+    for k, v in meta.items():
+        if k == "__metadata__":
+            continue
+        shown = repr(k[:40])
+        if not isinstance(v, dict):
+            return 0, f"describes tensor {shown} with a {_json_type(v)}, not an object"
+        offs = v.get("data_offsets")
+        if not (isinstance(offs, list) and len(offs) == 2
+                and all(isinstance(o, int) and not isinstance(o, bool) and o >= 0 for o in offs) and offs[0] <= offs[1]):
+            return 0, f"gives tensor {shown} data_offsets that are not a [begin, end] pair of byte offsets"
+        end = max(end, offs[1])
+    return end, ""
+
+
+def _json_type(v) -> str:
+    return {dict: "object", list: "list", str: "string", bool: "boolean", type(None): "null"}.get(
+        type(v), "number")
+
+
 def check(f, name: str):
     """(ok, problem): ok is None when the format cannot be checked without loading it. `f`: a BoundedFile."""
     size = f.size
@@ -39,10 +66,13 @@ def check(f, name: str):
             return False, f"header claims {n} bytes but the file has {size}: truncated or not safetensors"
         try:
             meta = json.loads(f.raw(8, n))
-        except ValueError:
+        except (ValueError, RecursionError):
             return False, "header is not valid JSON: truncated or corrupt"
-        end = max((v.get("data_offsets", [0, 0])[1] for k, v in meta.items()
-                   if k != "__metadata__" and isinstance(v, dict)), default=0)
+        end, problem = _data_end(meta)
+        if problem:
+            return False, f"header {problem}: corrupt, or not a safetensors file"
+        if end > size:
+            return False, f"tensors need {8 + n + end if end < 1 << 63 else 'more'} bytes, file has {size}: truncated"
         if 8 + n + end != size:
             return False, f"tensors need {8 + n + end} bytes, file has {size}: truncated"
         return True, ""

@@ -8,8 +8,10 @@ from __future__ import annotations
 import math
 from typing import List, Optional
 
+from trainwreck.collect import numbers
 from trainwreck.collect.metricfile import read_records
 from trainwreck.collect.metricnames import canonical
+from trainwreck.collect.safeio import MAX_LINE_CHARS
 from trainwreck.model import Line, Point, Source
 
 ORDER = 30
@@ -32,10 +34,7 @@ def _row(text: str) -> List[str]:
 
 
 def _number(cell: str) -> Optional[float]:
-    try:
-        return float(cell)
-    except ValueError:
-        return None
+    return numbers.text_value(cell)[0]
 
 
 def read(bundle, entry, ctx) -> None:
@@ -53,19 +52,26 @@ def read(bundle, entry, ctx) -> None:
         metric_cols = [i for i, n in enumerate(names) if n]
 
         def add(line: Line) -> Optional[int]:
+            if line.text.startswith("[…") and " chars cut] " in line.text[:40]:  # its first cells are gone
+                bundle.skip(rel, f"row longer than {MAX_LINE_CHARS} characters (a field too large), skipped",
+                            line.line, line.byte)
+                return 0
             row = _row(line.text)
             if not row:
                 return None
             n = 0
             step = None
             if step_i is not None and step_i < len(row):
-                v = _number(row[step_i])
-                step = int(v) if v is not None and math.isfinite(v) else None
+                step, why = numbers.step(row[step_i], cols[step_i].strip()[:60])
+                if why:
+                    bundle.skip(rel, why, line.line, line.byte)
             for i in metric_cols:
                 if i >= len(row) or not row[i].strip():
                     continue
-                v = _number(row[i])
+                v, why = numbers.text_value(row[i])
                 if v is None:
+                    if why:
+                        bundle.skip(rel, f"{cols[i].strip()[:60]}: {why}, skipped", line.line, line.byte)
                     continue
                 bundle.add_point(names[i], rel, Point(step, v, Source(rel, line.line, line.text, step=step,
                                                                      metric=names[i], value=v, byte=line.byte)))
@@ -77,5 +83,7 @@ def read(bundle, entry, ctx) -> None:
             return any(i < len(row) and (v := _number(row[i])) is not None and not math.isfinite(v)
                        for i in metric_cols)
 
-        read_records(bundle, f, add, nonfinite, lambda line: True, skip_first=True)
+        bad = read_records(bundle, f, add, nonfinite, lambda line: True, skip_first=True)
         ctx.record(f, "metrics")
+    if bad:
+        bundle.note(f"{rel}: {bad} row(s) could not be split into cells (garbled quoting) and were skipped")

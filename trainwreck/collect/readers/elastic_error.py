@@ -22,16 +22,30 @@ def read(bundle, entry, ctx) -> None:
         except ValueError:
             bundle.note(f"{rel}: not valid JSON; skipped")
             return
+        # torch/distributed/elastic/multiprocessing/errors/error_handler.py writes
+        # {"message": {"message": "<Type>: <msg>", "extraInfo": {"py_callstack": "<traceback>", "timestamp": …}}};
+        # any part of another type is read as absent (a note says so), never trusted to have that shape
         msg = doc.get("message") if isinstance(doc, dict) else None
+        extra = msg.get("extraInfo") if isinstance(msg, dict) else None
         if isinstance(msg, dict):
-            text = msg.get("message") or ""
-            tb = (msg.get("extraInfo") or {}).get("py_callstack") or ""
+            text = msg.get("message")
+            tb = extra.get("py_callstack") if isinstance(extra, dict) else None
         else:
-            text, tb = str(msg or ""), ""
-        body = (tb or text)
-        if not isinstance(body, str) or not body.strip():
+            text, tb = msg, None
+        odd = [f"{what} is {_a(v)}, not {want}" for what, v, ok, want in (
+            ("message", msg, (dict, str), "an object or a string"), ("message.message", text, str, "a string"),
+            ("message.extraInfo", extra, dict, "an object"), ("extraInfo.py_callstack", tb, str, "a string"))
+            if v is not None and not isinstance(v, ok)]
+        if odd:
+            bundle.note(f"{rel}: not the torchelastic error-file shape ({'; '.join(odd)}); read without those parts")
+        body = next((b for b in (tb, text) if isinstance(b, str) and b.strip()), "")
+        if not body:
             return
         # the message sits inside one JSON string: cite the file (no line number), one Line per message line
         for t in body.splitlines()[-400:]:
             bundle.extra_lines.append(Line(rel, None, t))
         ctx.record(f, "error-file")
+
+
+def _a(v) -> str:
+    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean"}.get(type(v), "a number")

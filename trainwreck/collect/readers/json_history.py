@@ -16,6 +16,7 @@ from bisect import bisect_right
 from typing import List, Optional, Tuple
 
 from trainwreck import lazy_re
+from trainwreck.collect import numbers
 from trainwreck.collect.metricnames import canonical
 from trainwreck.model import Line, Point, Source
 
@@ -32,18 +33,17 @@ def claims(rel: str, name: str) -> bool:
 
 
 def _number(v) -> Optional[float]:
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
-        return None
-    return float(v)
+    return numbers.value(v)[0]
 
 
 def _numeric_list(v) -> bool:
-    return isinstance(v, list) and bool(v) and all(x is None or _number(x) is not None for x in v)
+    return isinstance(v, list) and bool(v) and all(x is None or numbers.value(x) != (None, None) for x in v)
 
 
-def histories(obj, depth: int = 0) -> List[Tuple[str, List[Optional[float]], Optional[List]]]:
-    """(key, per-epoch values, epoch numbers or None) for every metric list of a history dict in `obj`."""
-    out: List[Tuple[str, List[Optional[float]], Optional[List]]] = []
+def histories(obj, depth: int = 0) -> List[Tuple[str, List, Optional[List]]]:
+    """(key, per-epoch values as written, epoch numbers or None) for every metric list of a history dict in
+    `obj`."""
+    out: List[Tuple[str, List, Optional[List]]] = []
     if depth > MAX_DEPTH:
         return out
     if isinstance(obj, dict):
@@ -52,7 +52,7 @@ def histories(obj, depth: int = 0) -> List[Tuple[str, List[Optional[float]], Opt
             if not isinstance(k, str) or k in EPOCH_KEYS:
                 continue
             if _numeric_list(v) and canonical(k):
-                out.append((k, [_number(x) for x in v], epochs if epochs and len(epochs) == len(v) else None))
+                out.append((k, list(v), epochs if epochs and len(epochs) == len(v) else None))
             elif isinstance(v, (dict, list)):
                 out.extend((n, vals, ep if ep is not None else (epochs if epochs and len(epochs) == len(vals)
                                                                 else None))
@@ -61,7 +61,7 @@ def histories(obj, depth: int = 0) -> List[Tuple[str, List[Optional[float]], Opt
         keys = [k for k in obj[0] if isinstance(k, str) and k not in EPOCH_KEYS and canonical(k)]
         ek = next((k for k in EPOCH_KEYS if k in obj[0]), None)
         for k in keys:
-            vals = [_number(r.get(k)) for r in obj]
+            vals = [r.get(k) for r in obj]
             eps = [r.get(ek) for r in obj] if ek else None
             out.append((k, vals, eps if eps and all(_number(e) is not None for e in eps) else None))
     return out
@@ -112,12 +112,16 @@ def add_history(bundle, rel: str, obj, lines: List[Line]) -> int:
             continue
         taken.add(name)
         offs = _records_offsets(text, key, len(vals)) if records else _value_offsets(text, key, len(vals), used)
-        for i, v in enumerate(vals):
-            if v is None:
+        for i, raw in enumerate(vals):
+            v, why = numbers.value(raw)
+            if v is None and not why:
                 continue
             e = _number(epochs[i]) if epochs else float(i)
-            step = int(e) if e is not None and math.isfinite(e) and e == int(e) else i
+            step = int(e) if e is not None and math.isfinite(e) and abs(e) < numbers.MAX_STEP and e == int(e) else i
             line = lines[max(0, bisect_right(starts, offs[i]) - 1)] if offs else lines[0]
+            if v is None:
+                bundle.skip(rel, f"{key[:60]}: {why}, skipped", line.line, line.byte)
+                continue
             bundle.add_point(name, rel, Point(step, v, Source(rel, line.line, line.text, step=step, metric=name,
                                                               value=v, byte=line.byte)))
             added += 1

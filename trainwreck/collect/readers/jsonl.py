@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Dict, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
-from trainwreck.collect import scan
+from trainwreck.collect import numbers, scan
 from trainwreck.collect.metricfile import read_records
 from trainwreck.collect.metricnames import STEP_KEYS, canonical
 from trainwreck.model import Line, Point, Source
@@ -23,17 +23,16 @@ def claims(rel: str, name: str) -> bool:
     return name.endswith(".jsonl") or name.endswith(".ndjson") or name == "metrics.json"
 
 
-def _float(v) -> Optional[float]:
-    if isinstance(v, bool):
-        return None
-    if isinstance(v, (int, float)):
-        return float(v)
+def _float(v) -> Tuple[Optional[float], Optional[str]]:
     if isinstance(v, str) and v.strip().lower() in ("nan", "inf", "-inf", "+inf", "infinity", "-infinity"):
-        return float(v.strip().lower().replace("infinity", "inf"))
-    return None
+        return float(v.strip().lower().replace("infinity", "inf")), None
+    return numbers.value(v)
 
 
-def parse_record(text: str) -> Optional[Tuple[Optional[int], Dict[str, float]]]:
+def parse_record(text: str, problems: Optional[List[str]] = None
+                 ) -> Optional[Tuple[Optional[int], Dict[str, float]]]:
+    """(step, {canonical metric: value}) of one JSON-lines record; None when it is not a JSON object. A value or
+    a step that is no usable number is left out, and why is appended to `problems` when it is given."""
     try:
         obj = json.loads(text)
     except (ValueError, RecursionError):
@@ -41,11 +40,17 @@ def parse_record(text: str) -> Optional[Tuple[Optional[int], Dict[str, float]]]:
     if not isinstance(obj, dict):
         return None
     step = None
+    refused = None
     for k in STEP_KEYS:
         v = obj.get(k)
-        if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v):
-            step = int(v)
+        step, why = numbers.step(v, k)
+        if isinstance(v, str):  # a step written as a string is not read as one; "inf" is still said
+            step = None
+        if step is not None:
             break
+        refused = refused or why
+    if step is None and refused and problems is not None:
+        problems.append(refused)
     values: Dict[str, float] = {}
     for k, v in obj.items():
         if not isinstance(k, str):
@@ -53,9 +58,11 @@ def parse_record(text: str) -> Optional[Tuple[Optional[int], Dict[str, float]]]:
         name = canonical(k)
         if not name or name in values:
             continue
-        f = _float(v)
+        f, why = _float(v)
         if f is not None:
             values[name] = f
+        elif why and problems is not None:
+            problems.append(f"{k[:60]}: {why}, skipped")
     return step, values
 
 
@@ -80,7 +87,10 @@ def read(bundle, entry, ctx) -> None:
 
     def add(line: Line) -> Optional[int]:
         text = line.text.strip()
-        got = parse_record(text)
+        problems: List[str] = []
+        got = parse_record(text, problems)
+        for why in problems:
+            bundle.skip(rel, why, line.line, line.byte)
         if not got:
             return None
         step, values = got

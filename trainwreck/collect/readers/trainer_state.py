@@ -11,9 +11,11 @@ and a scan of the whole file for the first NaN / Infinity (collect/scan.py), who
 from __future__ import annotations
 
 import json
+import math
 from typing import List, Optional, Union
 
 from trainwreck import lazy_re
+from trainwreck.collect import numbers
 from trainwreck.collect.metricnames import canonical
 from trainwreck.collect.safeio import TAIL_BYTES
 from trainwreck.collect.scan import CONTEXT, first_nonfinite
@@ -54,24 +56,30 @@ def _entries(bundle, rel: str, lines: Union[List[Line], str], first_line: Option
         if not isinstance(obj, dict) or not any(isinstance(k, str) and canonical(k) for k in obj):
             continue
         n += 1
-        step = obj.get("step")
-        step = int(step) if isinstance(step, (int, float)) and not isinstance(step, bool) and step == step else None
         nl += text.count("\n", pos, m.start())
         pos = m.start()
         key_lines = {}
         for km in _KEYLINE.finditer(m.group(0)):
             key_lines.setdefault(km.group(1), nl + m.group(0).count("\n", 0, km.start()))
+        step, why = numbers.step(obj.get("step"))
+        if why:
+            line = lines[min(key_lines.get("step", nl), len(lines) - 1)]
+            bundle.skip(rel, why, line.line, line.byte)
         if SUMMARY_KEY in obj:  # the run's averages, not the last step's values: a fact, never a point
             line = lines[min(key_lines.get(SUMMARY_KEY, nl), len(lines) - 1)]
             bundle.facts["hf.train_summary"] = Source(rel, line.line, line.text, step=step, byte=line.byte)
             continue
         for k, v in obj.items():
             name = canonical(k) if isinstance(k, str) else None
-            if not name or isinstance(v, bool) or not isinstance(v, (int, float)):
+            value, why = numbers.value(v) if name else (None, None)
+            if value is None and not why:
                 continue
             line = lines[min(key_lines.get(k, nl), len(lines) - 1)]
-            bundle.add_point(name, rel, Point(step, float(v), Source(rel, line.line, line.text, step=step,
-                                                                     metric=name, value=float(v), byte=line.byte)))
+            if value is None:
+                bundle.skip(rel, f"{k[:60]}: {why}, skipped", line.line, line.byte)
+                continue
+            bundle.add_point(name, rel, Point(step, value, Source(rel, line.line, line.text, step=step,
+                                                                  metric=name, value=value, byte=line.byte)))
     return n
 
 
@@ -81,9 +89,13 @@ def _top_level(bundle, rel: str, lines: List[Line]) -> None:
         if not ln.text.startswith('  "'):
             continue
         m = _TOP.match(ln.text)
-        if m is not None:
-            bundle.facts[f"trainer_state.{m.group(1)}"] = Source(rel, ln.line, ln.text, value=float(m.group(2)),
-                                                                 byte=ln.byte)
+        if m is None:
+            continue
+        value = float(m.group(2))
+        if not math.isfinite(value) or abs(value) >= numbers.MAX_STEP:
+            bundle.skip(rel, f"{m.group(1)} is out of range, not read", ln.line, ln.byte)
+            continue
+        bundle.facts[f"trainer_state.{m.group(1)}"] = Source(rel, ln.line, ln.text, value=value, byte=ln.byte)
 
 
 def _nonfinite_metric(raw: bytes) -> bool:
