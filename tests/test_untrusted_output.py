@@ -107,6 +107,15 @@ def test_report_md_escapes_html_and_markdown(run, tmp_path):
     _markdown_is_inert(_out("diagnose", "--no-probe", "--md", str(run)))
 
 
+def test_report_json_written_by_out_is_neutral_and_the_data_unchanged(run, tmp_path):
+    out = tmp_path / "out"
+    _out("diagnose", "--no-probe", "--out", str(out), str(run))
+    for name in ("report.json", "artifacts/failure.lock.json"):
+        text = (out / name).read_text(encoding="utf-8")
+        _neutral(text, name)  # `cat report.json` must not act on a planted control
+    assert "\u202e" in json.loads((out / "report.json").read_text(encoding="utf-8"))["headline"]
+
+
 def test_a_backtick_in_a_file_name_cannot_close_its_code_span():
     from trainwreck.report.safe import md_code
     span = md_code("a`` b`\n# h")

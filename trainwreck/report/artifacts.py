@@ -12,6 +12,7 @@ from typing import Any, Dict, List
 
 from trainwreck.collect.bundle import Bundle
 from trainwreck.report import markdown
+from trainwreck.report.safe import json_text
 
 
 class OutError(Exception):
@@ -97,7 +98,7 @@ def _render(bundle: Bundle, d: Dict[str, Any], stage: str) -> List[str]:
              ("meta/failure-profile.json", lambda: _dump(profile)),
              ("meta/root-causes.json", lambda: _dump({k: d.get(k) for k in (
                  "primary_cause", "causes", "contributing_factors", "fix_candidates", "verification")})),
-             ("artifacts/failure.lock.json", lambda: json.dumps(lock, indent=2) + "\n")]
+             ("artifacts/failure.lock.json", lambda: json_text(lock) + "\n")]
     for rel, render in views:
         try:
             text = render()
@@ -117,7 +118,8 @@ def _render(bundle: Bundle, d: Dict[str, Any], stage: str) -> List[str]:
 
 
 def _dump(obj: Any) -> str:
-    return json.dumps(obj, indent=2, ensure_ascii=False) + "\n"
+    # control, bidi and zero-width characters as \u escapes: `cat report.json` must not act on them
+    return json_text(obj) + "\n"
 
 
 def _said(exc: BaseException) -> str:
