@@ -38,9 +38,12 @@ _SHAPES: List[_Rule] = [
     ("jwt", lazy_re(r"\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"), _whole("jwt")),
     ("bearer", lazy_re(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/\-]{16,}=*"), lambda m: f"{m.group(1)} {_tag('token')}"),
     # user:password@host in any URL; the user name stays, the password goes.
-    ("url-credentials", lazy_re(r"([a-zA-Z][a-zA-Z0-9+.\-]*://)([^/\s:@'\"]+):([^/\s@'\"]+)@"),
+    # (the scheme is found backwards from `://`, and an e-mail's local part is at most 64 characters: both rules
+    # are then linear; a scheme-first or unbounded form backtracks quadratically on a long run of letters)
+    ("url-credentials", lazy_re(r"((?<=[a-zA-Z0-9+.\-])://)([^/\s:@'\"]+):([^/\s@'\"]+)@"),
      lambda m: f"{m.group(1)}{m.group(2)}:{_tag('password')}@"),
-    ("email", lazy_re(r"\b[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}\b"), _whole("email")),
+    ("email", lazy_re(r"\b[A-Za-z0-9._%+\-]{1,64}@[A-Za-z0-9\-]{1,63}(?:\.[A-Za-z0-9\-]{1,63}){0,16}\.[A-Za-z]{2,63}\b"),
+     _whole("email")),
 ]
 
 # Key names that mark their value as a secret.

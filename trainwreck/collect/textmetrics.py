@@ -25,7 +25,7 @@ _DIGIT = lazy_re(r"\d")
 _WS_ONLY = lazy_re(r"(?i)(?:^|[\s|_])loss[ \t]+[-+]?\d*\.\d")  # `loss 7.512` in a line without `:` or `=`
 
 # -- the key / value grammar -----------------------------------------------------------------------------------
-_NUM = (r"[-+]?(?:\d{1,3}(?:,\d{3})+(?![\d.])|(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)"
+_NUM = (r"[-+]?(?:\d{1,3}(?:,\d{3})+(?![\d.])|(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)"
         r"|[-+]?(?:nan|NaN|NAN|Infinity|infinity|inf|Inf|INF)(?![A-Za-z])")
 _TAIL = r"(?P<unit>[KMGT]i?B)?(?P<tail>/[ \t]*\d+|[:%]|(?=[\s,;|)\]}'\"]|\.(?:\s|$)|$))"  # (`Loss is: 0.18.`)
 # `key=value` / `key: value`: found at the separator; the key is read backwards from there (see _pairs).

@@ -28,9 +28,11 @@ class YAMLError(ValueError):
 
 
 # A mapping key: quoted, or plain (not starting with an indicator, no ':' or '#').
-_KEY_SRC = r"""(?P<key>"[^"]*"|'[^']*'|[^\s:#'"\[\]{}][^:#]*?)\s*:"""
-_KEY = lazy_re(r"^(?P<indent>[ ]*)(?P<dash>-\s+)?" + _KEY_SRC + r"(?:\s+(?P<val>.*?))?\s*$")
-_ITEM = lazy_re(r"^(?P<indent>[ ]*)-\s+(?P<val>.*?)\s*$")
+# The key keeps the blanks before its ':' (readers strip them) and a value ends at its last non-blank: a lazy key or
+# value followed by `\s*` would try every split of a run of blanks (quadratic: seconds on one line of spaces).
+_KEY_SRC = r"""(?P<key>"[^"]*"\s*|'[^']*'\s*|[^\s:#'"\[\]{}][^:#]*):"""
+_KEY = lazy_re(r"^(?P<indent>[ ]*)(?P<dash>-\s+)?" + _KEY_SRC + r"(?:\s+(?P<val>.*\S))?\s*$")
+_ITEM = lazy_re(r"^(?P<indent>[ ]*)-\s+(?P<val>(?:.*\S)?)\s*$")
 # loads() runs only when trainwreck's own data is built: its patterns compile on first use (re.match caches them)
 _KEY_AT = _KEY_SRC + r"(?:\s+|$)"  # a key at the start of a line's text
 _BLOCK_SCALAR = ("|", ">", "|-", ">-", "|+", ">+")
