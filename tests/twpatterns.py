@@ -79,7 +79,7 @@ def _inline(mod) -> Iterator[Tuple[str, str, int]]:
             except Exception:
                 pass
         if isinstance(pat, (str, bytes)):
-            yield f"{mod.__name__}:{node.lineno}", pat, flags
+            yield f"{mod.__name__}:{node.lineno}.{node.func.attr}", pat, flags  # (how it is called: anchored or not)
 
 
 def engine_patterns() -> List[Tuple[str, object, int]]:
@@ -99,6 +99,8 @@ def engine_patterns() -> List[Tuple[str, object, int]]:
     mods = [importlib.import_module(n) for n in engine_modules()]
     for mod in mods:
         for name, val in list(vars(mod).items()):
+            if val is trainwreck.PATTERNS:
+                continue
             for pat, flags in _walk(val):
                 add(f"{mod.__name__}.{name}", pat, flags)
             if isinstance(val, type) and val.__module__ == mod.__name__:
@@ -204,7 +206,8 @@ def adversarial(pattern, flags: int, n: int, most: int = 48) -> List[str]:
             if c in ps and c not in chars and sum(x in chars for x in ps) < 3:
                 chars.append(c)
     chars = chars[:8]
-    units = [c for c in chars]
+    units = [a + b for a in lits[:4] for b in lits[:4] if a != b]  # `lib` then `.so`: a start per repeat
+    units += [c for c in chars]
     units += [lit + c for lit in lits[:4] for c in chars[:4]] + [c + lit for lit in lits[:4] for c in chars[:4]]
     units += [a + b for i, a in enumerate(chars) for b in chars[i + 1:]]
     units += lits
@@ -260,3 +263,25 @@ def time_on(rx, lines, limit: float) -> Tuple[float, str]:
     finally:
         signal.signal(signal.SIGALRM, old)
     return worst, which
+
+
+_SEARCHING = {"search", "sub", "subn", "split", "findall", "finditer"}
+
+
+def anchored_names() -> set:
+    """Names of module-level patterns that the engine only ever calls `.match` / `.fullmatch` on (anchored at the
+    position it gives: linear scans ahead of it are fine there). A name searched anywhere is not in it."""
+    uses: dict = {}
+    for name in engine_modules():
+        path = os.path.join(ROOT, *name.split(".")) + ".py"
+        if not os.path.exists(path):
+            path = os.path.join(ROOT, *name.split("."), "__init__.py")
+        with open(path, encoding="utf-8") as fh:
+            tree = ast.parse(fh.read())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.attr in (
+                    _SEARCHING | {"match", "fullmatch"}):
+                uses.setdefault(node.value.id, set()).add(node.attr)
+            elif isinstance(node, ast.Name) and not isinstance(getattr(node, "ctx", None), ast.Store):
+                uses.setdefault(node.id, set())
+    return {n for n, u in uses.items() if u and not (u & _SEARCHING)} | {"match", "fullmatch"}

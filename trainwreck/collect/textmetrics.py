@@ -42,7 +42,7 @@ _WS_QUALIFIERS = ("train", "training", "val", "valid", "validation", "eval", "te
                   "completed")
 _ASCII_LOWER = {c: c + 32 for c in range(65, 91)}
 _KEYCHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./-")
-_TQDM = lazy_re(r"(\d+)/(\d+) \[[\d:]+<[\d:?]+,\s*(?:(?P<rate>[\d.]+)(?P<unit>it/s|s/it))?[^\]]*?(?:, (?P<post>[^\]]*))?\]")
+_TQDM = lazy_re(r"(?<!\d)(\d+)/(\d+) \[[\d:]+<[\d:?]+,\s*(?:(?P<rate>[\d.]+)(?P<unit>it/s|s/it))?[^\]]*?(?:, (?P<post>[^\]]*))?\]")
 _MM_ITER = lazy_re(r"\bIter(?:\(\w+\))? ?\[ *(\d+)/")
 _DARKNET = lazy_re(r"^\s*(\d+)(?:, [\d.]+)?: (" + _NUM + r"), (" + _NUM + r") avg(?: loss)?, (" + _NUM + r") rate")
 # HF's `trainer.log_metrics("train", metrics)` block after "***** train metrics *****":

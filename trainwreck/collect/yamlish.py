@@ -367,7 +367,7 @@ def _flow_seq(text: str, pos: int, no: int) -> Tuple[List[Any], int]:
         i = _flow_sep(text, i, no, "]")
 
 
-_FLOW_KEY = r"\s*([A-Za-z_][A-Za-z0-9_-]*)\s*:\s"
+_FLOW_KEY = lazy_re(r"\s*([A-Za-z_][A-Za-z0-9_-]*)\s*:\s")
 
 
 def _flow_map(text: str, pos: int, no: int) -> Tuple[dict, int]:
@@ -380,7 +380,7 @@ def _flow_map(text: str, pos: int, no: int) -> Tuple[dict, int]:
             raise YAMLError(f"line {no}: unterminated flow mapping")
         if text[i] == "}":
             return out, i + 1
-        m = re.compile(_FLOW_KEY).match(text, i)
+        m = _FLOW_KEY.match(text, i)
         if not m:
             raise YAMLError(f"line {no}: expected 'key: value' in flow mapping")
         key = m.group(1)

@@ -1,0 +1,74 @@
+"""A time bound that holds for any input (issue 10): every regular expression the engine holds is run against
+lines generated to make it backtrack, at the engine's real line cap, under a generous per-pattern bound.
+
+Linear patterns take milliseconds on each of these lines; the nested and overlapping quantifiers the outside probe
+found (`lib[\\w.+-]+\\.so[\\w.]*`, `\\d+\\.?\\d*`, a lazy YAML key before `\\s*:`) took seconds to minutes on one.
+The bound is not a speed assertion: it is ~100x what a linear pattern needs."""
+import os
+import re
+import sys
+import time
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import twpatterns as T  # noqa: E402
+
+from trainwreck.collect.safeio import MAX_LINE_CHARS  # noqa: E402
+
+BOUND = 0.5  # seconds for one pattern on its worst generated line
+LINE = MAX_LINE_CHARS + 64  # the cap, plus the "[…N chars cut] " marker a cut line starts with
+# Patterns that stay quadratic on a line at the cap, each under BOUND today; named here so that a change that makes
+# one of them worse is seen in review (these are searched on command text and launch lines, not on every log line).
+QUADRATIC_OK = {
+    r"[\w.\-/]*(?:\w\*|\*\w)[\w.\-*]*",  # decide/hints: globs in a verification command
+}
+
+
+@pytest.fixture(scope="module")
+def patterns():
+    return T.engine_patterns()
+
+
+def test_the_inventory_holds_every_kind_of_pattern(patterns):
+    where = [w for w, _p, _f in patterns]
+    from trainwreck import catalog
+    n_catalog = sum(len(s.sources) for s in catalog.load())
+    assert sum(w.startswith("catalog:") for w in where) >= n_catalog * 0.95  # (identical sources are kept once)
+    assert "trainwreck.collect.textmetrics._SEPVAL" in where  # a lazy_re at module level
+    assert any(w.startswith("trainwreck.collect.redact._SHAPES") for w in where)  # inside a table
+    assert "trainwreck.decide.command._NOT_TRAIN" in where  # a compiled re.Pattern
+    assert any(w.startswith("trainwreck.collect.yamlish:") for w in where)  # re.match(_KEY_AT, ...) in a function
+    import trainwreck
+    made = {(p._args[0], p._args[1]) for p in trainwreck.PATTERNS}
+    held = {(p, f) for _w, p, f in patterns}
+    assert made <= held  # every lazy_re ever made is checked
+
+
+def test_the_generator_finds_the_backtracking_the_probe_found():
+    """The adversarial lines make the shapes of issue 10 blow past the bound (so a pass below means something)."""
+    for bad in (r"(?P<lib>lib[\w.+-]+\.so[\w.]*): cannot open shared object file",
+                r"(?P<key>[^\s:#][^:#]*?)\s*:(?:\s+(?P<val>.*?))?\s*$", r"loss=(\d+\.?\d*)x", r"(a+)+b"):
+        worst, line = T.time_on(re.compile(bad), T.adversarial(bad, 0, LINE), BOUND)
+        assert worst >= BOUND, (bad, worst)
+
+
+def test_every_engine_pattern_is_bounded_on_adversarial_lines(patterns):
+    anchored = T.anchored_names()
+    slow = []
+    t0 = time.perf_counter()
+    for where, pat, flags in patterns:
+        rx = re.compile(pat, flags)
+        lines = T.adversarial(pat, flags, LINE)
+        name = where.rsplit(".", 1)[-1]
+        if name in anchored:  # only ever .match()-ed: time it where it is used, at the start of the line
+            class _At0:
+                def finditer(self, s, _rx=rx):
+                    m = _rx.match(s)
+                    return [m] if m else []
+            rx = _At0()
+        worst, line = T.time_on(rx, lines, 4 * BOUND)
+        if worst > BOUND and pat not in QUADRATIC_OK:
+            slow.append(f"{where}: {worst:.2f} s on {line[:30]!r}… ({len(line)} chars): {str(pat)[:100]!r}")
+    assert not slow, "patterns that backtrack past the bound:\n" + "\n".join(slow)
+    assert time.perf_counter() - t0 < 600
