@@ -72,3 +72,67 @@ def test_every_engine_pattern_is_bounded_on_adversarial_lines(patterns):
             slow.append(f"{where}: {worst:.2f} s on {line[:30]!r}… ({len(line)} chars): {str(pat)[:100]!r}")
     assert not slow, "patterns that backtrack past the bound:\n" + "\n".join(slow)
     assert time.perf_counter() - t0 < 600
+
+
+def _sparse(path, head, tail, size=8 << 30):
+    with open(path, "w") as f:
+        f.write(head)
+    os.truncate(path, size)
+    with open(path, "a") as f:
+        f.write(tail)
+
+
+@pytest.mark.parametrize("name", ["metrics.jsonl", "trainer_state.json"])
+def test_an_8_gb_sparse_metrics_file_is_searched_by_its_data(tmp_path, name):
+    """The first-non-finite search skips the holes of a sparse file (54-60 s before), finds a NaN after them,
+    and says in a note what it skipped."""
+    import json
+
+    from trainwreck.collect import collect
+    from trainwreck.locate import locate
+    if name == "metrics.jsonl":
+        head = "".join(json.dumps({"step": i, "loss": 2.0}) + "\n" for i in range(50))
+        tail = "\n" + '{"step": 900, "loss": NaN}\n' + "".join(
+            json.dumps({"step": 901 + i, "loss": 2.0}) + "\n" for i in range(300))
+    else:
+        head = '{"log_history": [\n' + ",\n".join(json.dumps({"step": i, "loss": 2.0}) for i in range(20)) + ",\n"
+        tail = '\n{"step": 900, "loss": NaN},\n' + ",\n".join(
+            json.dumps({"step": 901 + i, "loss": 2.0}) for i in range(300)) + "], \"global_step\": 1200}\n"
+    _sparse(str(tmp_path / name), head, tail)
+    t = time.perf_counter()
+    bundle = collect(locate(str(tmp_path)))
+    dt = time.perf_counter() - t
+    assert dt < 5, f"{dt:.1f} s"
+    assert any("holes" in n and name in n for n in bundle.notes), bundle.notes
+    loss = [s for s in bundle.series.get("loss", []) if s.path == name]
+    assert loss and {p.step for p in loss[0].points if p.value != p.value} == {900}
+
+
+def test_a_dense_file_beyond_the_scan_budget_says_what_it_did_not_search(tmp_path, monkeypatch):
+    from trainwreck.collect import collect, scan
+    from trainwreck.locate import locate
+    monkeypatch.setattr(scan, "SCAN_BYTES", 1 << 20)
+    monkeypatch.setattr(scan, "CHUNK", 1 << 20)
+    body = "".join('{"step": %d, "loss": 2.0}\n' % i for i in range(400000))  # ~10 MB, no hole
+    (tmp_path / "metrics.jsonl").write_text(body)
+    bundle = collect(locate(str(tmp_path)))
+    assert any("not searched for a non-finite value" in n for n in bundle.notes), bundle.notes
+
+
+def test_a_long_line_is_cut_before_redaction_and_keeps_no_secret(tmp_path):
+    """Redaction sees at most the line cap plus its context (a 64 KB line cost seconds in the URL and e-mail rules);
+    a secret at the end of the line, one whose key sits just before the cut, and one cut in two are all masked."""
+    from trainwreck.collect.safeio import MAX_LINE_CHARS, split_lines
+    hf = "hf_" + "Q7w" * 10  # built here: no token-shaped literal in the repository
+    pw = "pw" + "9x" * 6
+    filler = "word " * 20000  # 100 KB
+    tail = " " * (MAX_LINE_CHARS - 30)
+    for text, secret in ((filler + "token=" + hf, hf),
+                         (filler + "password: " + pw + tail, pw),
+                         ("x " * 30000 + hf + " " + "y" * (MAX_LINE_CHARS - 21), hf)):  # the cap cuts the token
+        t = time.perf_counter()
+        out = split_lines(text.encode(), "train.log", 1, 0)[0].text
+        assert time.perf_counter() - t < 0.5
+        assert "chars cut]" in out
+        assert secret not in out and secret[-12:] not in out, out[:120]
+        assert len(out) <= MAX_LINE_CHARS + 40

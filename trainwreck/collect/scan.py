@@ -105,6 +105,8 @@ def first_nonfinite(fd: int, size: int, accept: Callable[[bytes], bool], strings
             e = chunk.find(b"\n", hit, min(len(chunk), hit + MAX_LINE))
             e = min(len(chunk), hit + CONTEXT) if e < 0 else e
             if accept(chunk[s:e]):
+                if skipped is not None:
+                    skipped["holes"], skipped["unscanned"] = holes, 0
                 ln = lines_before + chunk.count(b"\n", 0, s) + 1 if count_lines and start == 0 else None
                 return off + s, ln, chunk[s:e]
             pos = max(e + 1, hit + 1)
