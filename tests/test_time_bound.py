@@ -136,3 +136,19 @@ def test_a_long_line_is_cut_before_redaction_and_keeps_no_secret(tmp_path):
         assert "chars cut]" in out
         assert secret not in out and secret[-12:] not in out, out[:120]
         assert len(out) <= MAX_LINE_CHARS + 40
+
+
+def test_no_engine_pattern_has_a_nested_quantifier_by_the_static_redos_check(patterns):
+    """regexploit (static): no pattern with exponential backtracking (starriness >= 3: `(a+)+`, `(\\w|\\d)*`).
+    It does not see the polynomial shapes the outside probe found (the generated lines above do)."""
+    pytest.importorskip("regexploit")
+    from regexploit.ast.sre import SreOpParser
+    from regexploit.redos import find
+    assert [r.starriness for r in find(SreOpParser().parse_sre(r"(a+)+b"))]  # the checker works here
+    flagged = []
+    for where, pat, flags in patterns:
+        if isinstance(pat, str):
+            for r in find(SreOpParser().parse_sre(pat, flags)):
+                if r.starriness >= 3:
+                    flagged.append(f"{where}: starriness {r.starriness}: {pat[:100]!r}")
+    assert not flagged, "\n".join(flagged)
