@@ -73,7 +73,6 @@ def unquote(v: str) -> str:
     return v
 
 
-
 def scan(lines: List[str]) -> Iterator[Tuple[str, str, int]]:
     """Yield (dotted.key, raw scalar value, line number) for every scalar in a block-style YAML document."""
     stack: List[Tuple[int, str]] = []  # (indent, key)
@@ -118,7 +117,6 @@ def scan(lines: List[str]) -> Iterator[Tuple[str, str, int]]:
             idx = list_index.get((parent, indent), -1) + 1
             list_index[(parent, indent)] = idx
             yield (f"{parent}[{idx}]" if parent else f"[{idx}]"), _strip_comment(m.group("val")), n
-
 
 
 class _Line:
