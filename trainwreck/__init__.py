@@ -21,12 +21,17 @@ from typing import Any, Iterable, List
 __version__ = "0.1.0"
 
 
+PATTERNS: "List[LazyPattern]" = []  # every lazy_re made, in the order the modules made them
+
+
 class LazyPattern:
     """re.compile(pattern, flags), compiled when an attribute (`match`, `search`, `sub`, `pattern`, …) is first
-    asked for; that attribute is then stored on the object, so later lookups are plain attribute reads."""
+    asked for; that attribute is then stored on the object, so later lookups are plain attribute reads. Every one
+    made is kept in `PATTERNS`, so the suite can run each against adversarial input (tests/test_time_bound.py)."""
 
     def __init__(self, pattern: str, flags: int = 0) -> None:
         self._args = (pattern, flags)
+        PATTERNS.append(self)
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__") or name == "_args":

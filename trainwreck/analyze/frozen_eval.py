@@ -18,7 +18,7 @@ from trainwreck.analyze.trajectory_stats import few_words, fmt, points_confidenc
 from trainwreck.collect.bundle import Bundle
 from trainwreck.model import DIRECT, Finding, Point
 
-_NO_BETTER = lazy_re(r"(\w+) did not improve from ([-+]?\d+\.?\d*(?:[eE][-+]?\d+)?)")  # Keras ModelCheckpoint
+_NO_BETTER = lazy_re(r"(?<!\w)(\w+) did not improve from ([-+]?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?)")  # Keras ModelCheckpoint
 EVAL_PREFIXES = ("eval_", "val_", "valid_", "validation_", "test_")
 MIN_DIGITS = 4  # a frozen value must have been printed with this many significant digits (not a round 0.5)
 MIN_EVALS = 2

@@ -17,7 +17,7 @@ from trainwreck.analyze.trajectory_stats import few_words, points_confidence
 from trainwreck.collect.bundle import Bundle
 from trainwreck.model import DIRECT, Finding, Line
 
-_NUM = r"([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)"
+_NUM = r"([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)"
 _SCORES = lazy_re(r"D\(x\)\s*[:=]\s*" + _NUM + r".*?D\(G\(z\)\)\s*[:=]\s*" + _NUM + r"(?:\s*/\s*" + _NUM + ")?")
 SATURATED = 1e-3  # within this of 0 or 1: the printed score is the extreme itself
 MAX_LINES = 200_000

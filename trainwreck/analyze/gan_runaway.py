@@ -23,8 +23,8 @@ from trainwreck.analyze.trajectory_stats import few_words, fmt, median, points_c
 from trainwreck.collect.bundle import Bundle
 from trainwreck.model import DIRECT, Finding, Line
 
-_NUM = r"([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)"
-_SEP = r"\]?\s*[:=]?\s*"
+_NUM = r"([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)"
+_SEP = r"\]?\s*(?:[:=]\s*)?"  # not \s*[:=]?\s*: two runs of blanks that share every split
 _D = lazy_re(r"(?i)(?<![A-Za-z])(loss_?d|d_?loss|err_?d|d loss|discriminator(?: loss| error)?)(?![A-Za-z])"
              + _SEP + _NUM)
 _G = lazy_re(r"(?i)(?<![A-Za-z])(loss_?g|g_?loss|err_?g|g loss|generator(?: loss| error)?)(?![A-Za-z])"

@@ -50,7 +50,7 @@ _MARKERS: List[Tuple[Tuple[str, ...], "re.Pattern[str]", str, str, Optional[_Rea
     (("did not improve",), lazy_re(r"Monitored metric \S+ did not improve in the last \d+ records"), "completed",
      "early-stopping", None),
     # ultralytics / yolov5 train.py: f"\n{epoch - start_epoch + 1} epochs completed in {hours:.3f} hours."
-    (("epochs completed in",), lazy_re(r"(\d+) epochs completed in [\d.]+ hours"), "completed", "yolo",
+    (("epochs completed in",), lazy_re(r"(?<!\d)(\d+) epochs completed in [\d.]+ hours"), "completed", "yolo",
      lambda m: ("yolo", {"step": int(m.group(1)), "unit": "epoch"})),
     # fairseq_cli/train.py: logger.info("done training in {:.1f} seconds".format(train_meter.sum))
     (("done training in",), lazy_re(r"\bdone training in [\d.]+ seconds"), "completed", "fairseq", None),

@@ -21,8 +21,8 @@ from trainwreck.model import DIRECT, Finding, Line
 _NCCL_TIMEOUT = lazy_re(r"(?:Watchdog caught collective operation timeout: |\bWork )WorkNCCL\(SeqNum=(?P<seq>\d+), "
                         r"OpType=(?P<op>\w+).*?\)(?: ran for \d+ milliseconds before timing out| timed out in "
                         r"blocking wait)")
-_HVD_MISSING = lazy_re(r"(?P<op>\S+) \[missing ranks: (?P<ranks>\d+(?:, \d+)*)\]")
-_HVD_READY = lazy_re(r"(?P<op>\S+) \[ready ranks: (?P<ranks>\d+(?:, \d+)*)\]")
+_HVD_MISSING = lazy_re(r"(?<!\S)(?P<op>\S+) \[missing ranks: (?P<ranks>\d+(?:, \d+)*)\]")
+_HVD_READY = lazy_re(r"(?<!\S)(?P<op>\S+) \[ready ranks: (?P<ranks>\d+(?:, \d+)*)\]")
 _WORLD = [lazy_re(r"(?i)\bworld[_ ]size\s*[=:]\s*(\d+)"), lazy_re(r"\bWORLD_SIZE\s*[=:]\s*(\d+)"),
           lazy_re(r"\bnranks (\d+)\b"), lazy_re(r"\bMEMBER: \d+/(\d+)\b")]
 _FILE_RANK = lazy_re(r"(?i)rank[_-]?(\d+)")

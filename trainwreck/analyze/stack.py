@@ -27,7 +27,7 @@ _VERSION_FACTS = [("torch", "PyTorch"), ("deepspeed", "DeepSpeed"), ("transforme
                   ("pytorch-lightning", "Lightning"), ("lightning", "Lightning"), ("jax", "JAX"),
                   ("mindspore", "MindSpore"), ("torch-npu", "torch_npu"), ("megatron-core", "Megatron"),
                   ("accelerate", "Accelerate")]
-_VER = lazy_re(r"(?:==|@|\s)\s*([\d][\w.+\-]*)")
+_VER = lazy_re(r"(?:==|@|(?<!\s)\s)\s*([\d][\w.+\-]*)")
 
 
 def detect(bundle: Bundle) -> List[Finding]:

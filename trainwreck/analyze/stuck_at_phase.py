@@ -65,7 +65,7 @@ _BAR = lazy_re(r"\b(\d{1,3})%\||\b(\d+)/\d+\s*\[|\b(\d+)it \[|\[ *(\d+)/\d+\]")
 _COUNT = lazy_re(r"(?i)\b(?:global[_ ]step|step|iter(?:ation)?|batch)\b\s*[=:#\[(]?\s*(\d+)\b")
 _METRIC = lazy_re(r"(?i)\b(?:\w*loss\w*|\w*acc(?:uracy)?|ppl|perplexity|m?AP(?:50)?|f1\w*|bleu|wer|cer|reward\w*|"
                   r"top[-_]?[15]\w*)['\"]?\s*[:=]\s*['\"]?[-+]?(?:\d|nan\b|inf\b)")
-_TROUBLE = lazy_re(r"Traceback|\w*Error\b|error:|Exception\b|Killed|killed by|FAILED|CANCELLED|Terminated|"
+_TROUBLE = lazy_re(r"Traceback|(?<!\w)\w*Error\b|error:|Exception\b|Killed|killed by|FAILED|CANCELLED|Terminated|"
                    r"Segmentation fault|core dumped|Aborted|timed out|Timed out|TimeoutError")
 # a line after the entry that reports a phase finished: the run did not stop at that entry
 _DONE = lazy_re(r"(?i)\b(?:saved|done|finished|completed?|loaded|written|took|success(?:fully)?)\b")

@@ -15,7 +15,8 @@ from trainwreck.collect.metricnames import canonical
 from trainwreck.model import Line
 
 _DASHES = lazy_re(r"^\s*-{10,}\s*$")
-_ROW = lazy_re(r"^\s*\|( *)([^|]{1,80}?)\s*\|\s*([^|]{0,40}?)\s*\|\s*$")
+# the key starts on a non-space, so the indent and the key never trade spaces (linear on a line of spaces)
+_ROW = lazy_re(r"^\s*\|( *)([^|\s][^|]{0,79}?)\s*\|\s*([^|]{0,40}?)\s*\|\s*$")
 _STEPS = ("time/total_timesteps", "misc/total_timesteps", "total_timesteps", "timesteps_total")
 MAX_ROWS = 200  # a block longer than this is not a logger dump
 

@@ -7,7 +7,7 @@ import math
 from typing import Callable, Optional
 
 from trainwreck.collect.safeio import TAIL_BYTES, BoundedFile
-from trainwreck.collect.scan import first_nonfinite
+from trainwreck.collect.scan import first_nonfinite, scan_gaps
 from trainwreck.model import Line
 
 FULL_PARSE_LIMIT = 2 << 20  # files up to this size are parsed whole
@@ -62,7 +62,8 @@ def read_records(bundle, f: BoundedFile, add: Callable[[Line], Optional[int]], a
     for line in tail:
         add(line)
         lower = lower or strings(line)
-    hit = first_nonfinite(f.fd, size, accept, strings=lower, start=parsed_to)
+    skipped: dict = {}
+    hit = first_nonfinite(f.fd, size, accept, strings=lower, start=parsed_to, skipped=skipped)
     if hit is not None:
         off, _ln, raw = hit
         for line in f.lines(off, off + len(raw) + 1)[:1]:
@@ -74,6 +75,9 @@ def read_records(bundle, f: BoundedFile, add: Callable[[Line], Optional[int]], a
             s.points.sort(key=lambda p: p.source.byte if p.source.byte is not None else 0)
             nf = [p for p in s.points if not math.isfinite(p.value)]
             s.first_nonfinite = nf[0] if nf else None
+    gap = scan_gaps(skipped)
+    if gap:
+        bundle.note(f"{rel}: {gap}")
     if parsed_to:
         bundle.note(f"{rel}: more than {MAX_POINTS} values; parsed the first {parsed_to >> 10} KB whole, then "
                     f"sampled {SAMPLES} entries and the last {TAIL_ENTRIES}, and scanned the rest for the first "

@@ -143,6 +143,24 @@ def cap_text(text: str) -> str:
     return text
 
 
+REDACT_CONTEXT = 256  # a long line's kept end is redacted with this much of the text before it (a key before its value)
+
+
+def redact_window(text: str) -> Tuple[str, int]:
+    """The end of an over-long line that redaction sees, and how many characters were cut before it: the last
+    MAX_LINE_CHARS + REDACT_CONTEXT characters, started after a separator (blank, comma, quote, `&`), so that
+    no token is cut in two (a secret's tail without the prefix that marks it). Where the cut falls inside a
+    token longer than the context, the whole token goes; a window that is one token (a blob) goes whole.
+    Redaction then costs the same on a 64 KB line as on a 4 KB one; the context is cut off after redaction."""
+    start = len(text) - MAX_LINE_CHARS - REDACT_CONTEXT
+    sep = _SEPARATOR.search(text, start)
+    start = sep.end() if sep is not None else len(text)
+    return text[start:], start
+
+
+_SEPARATOR = lazy_re(r"[\s,;\"'&|]+")
+
+
 class Budget:
     """What one collection may still read: evidence bytes (decoded into lines or records), bytes scanned only
     to count newlines, and bytes decompressed from compressed logs. All are spent in the order the files are read,
@@ -292,12 +310,19 @@ class BoundedFile:
 def split_lines(data: bytes, rel: str, first_line: Optional[int], base_offset: int) -> List[Line]:
     """Decoded, cleaned, redacted Lines of `data` (which starts at byte `base_offset`, line `first_line`)."""
     raws = data.split(b"\n")
-    texts = redact_lines([clean_line(r) for r in raws])
+    texts = [clean_line(r) for r in raws]
+    cut = [0] * len(texts)
+    for i, text in enumerate(texts):  # cut to the line cap before redaction: its rules then see at most
+        if len(text) > MAX_LINE_CHARS + REDACT_CONTEXT:  # MAX_LINE_CHARS + REDACT_CONTEXT characters
+            texts[i], cut[i] = redact_window(text)
+    texts = redact_lines(texts)
     out: List[Line] = []
     pos = base_offset
     ln = first_line
-    for raw, text in zip(raws, texts):
-        if len(text) > MAX_LINE_CHARS:
+    for raw, text, n_cut in zip(raws, texts, cut):
+        if n_cut:
+            text = f"[…{n_cut + max(0, len(text) - MAX_LINE_CHARS)} chars cut] " + text[-MAX_LINE_CHARS:]
+        elif len(text) > MAX_LINE_CHARS:
             text = cap_text(text)
         out.append(Line(rel, ln, text, pos))
         pos += len(raw) + 1

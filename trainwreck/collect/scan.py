@@ -11,6 +11,7 @@ Two ways, one per kind of file:
 """
 from __future__ import annotations
 
+import errno
 import math
 import os
 from typing import Callable, List, Optional, Tuple
@@ -21,6 +22,7 @@ from trainwreck.model import Line
 CHUNK = 8 << 20
 MAX_LINE = 64 << 10  # a "line" longer than this around a hit is cut to a window of CONTEXT bytes each side
 CONTEXT = 4096
+SCAN_BYTES = 2 << 30  # at most this much of one file's data is searched; beyond, the note says what was not
 BISECT_WINDOW = 16 << 10
 BISECT_WIDEST = 1 << 20  # a probe window without any value of the metric is widened up to this size
 
@@ -49,17 +51,41 @@ def _next_candidate(body: bytes, start: int, end: int, low: Optional[bytes]) -> 
     return best
 
 
+def _next_data(fd: int, off: int, size: int) -> int:
+    """The first offset at or after `off` that holds data: holes of a sparse file (all NUL bytes: no token, no
+    newline) are skipped, not read. `size` when only a hole is left; `off` where the system cannot say."""
+    if _SEEK_DATA is None:
+        return off
+    try:
+        return min(size, os.lseek(fd, off, _SEEK_DATA))
+    except OSError as exc:
+        return size if exc.errno == errno.ENXIO else off
+
+
+_SEEK_DATA = getattr(os, "SEEK_DATA", None)
+
+
 def first_nonfinite(fd: int, size: int, accept: Callable[[bytes], bool], strings: bool = False,
-                    start: int = 0, count_lines: bool = False) -> Optional[Hit]:
+                    start: int = 0, count_lines: bool = False, skipped: Optional[dict] = None) -> Optional[Hit]:
     """The first line at or after byte `start` that holds a non-finite token and that `accept(line)` confirms.
 
     `strings`: also look for lower-case spellings (nan, inf): CSV writers, numbers stored as strings. Each chunk
     is searched in place (no copies); a line cut by the chunk end is read again with the next chunk. With
-    `count_lines` the hit's line number is counted on the way (when `start` is 0), else it is None."""
+    `count_lines` the hit's line number is counted on the way (when `start` is 0), else it is None. The search
+    is bounded by the file's data, not its size: holes are skipped and at most SCAN_BYTES are read; `skipped`
+    (when given) gets {"holes": bytes, "unscanned": bytes} for the note."""
     off = start
     lines_before = 0
+    read = holes = 0
     while off < size:
+        nxt = _next_data(fd, off, size)
+        if nxt > off:
+            holes, off = holes + nxt - off, nxt
+            continue
+        if read >= SCAN_BYTES:
+            break
         chunk = os.pread(fd, CHUNK, off)
+        read += len(chunk)
         if not chunk:
             break
         end = len(chunk)
@@ -79,13 +105,28 @@ def first_nonfinite(fd: int, size: int, accept: Callable[[bytes], bool], strings
             e = chunk.find(b"\n", hit, min(len(chunk), hit + MAX_LINE))
             e = min(len(chunk), hit + CONTEXT) if e < 0 else e
             if accept(chunk[s:e]):
+                if skipped is not None:
+                    skipped["holes"], skipped["unscanned"] = holes, 0
                 ln = lines_before + chunk.count(b"\n", 0, s) + 1 if count_lines and start == 0 else None
                 return off + s, ln, chunk[s:e]
             pos = max(e + 1, hit + 1)
         if count_lines:
             lines_before += chunk.count(b"\n", 0, end)
         off += end
+    if skipped is not None:
+        skipped["holes"], skipped["unscanned"] = holes, max(0, size - off)
     return None
+
+
+def scan_gaps(skipped: dict) -> str:
+    """What the first-non-finite search of a file left out, for its note ("" when nothing)."""
+    parts = []
+    if skipped.get("holes"):
+        parts.append(f"{skipped['holes'] >> 20} MB of holes (a sparse file: NUL bytes only) skipped")
+    if skipped.get("unscanned"):
+        parts.append(f"the last {skipped['unscanned'] >> 20} MB not searched for a non-finite value "
+                     f"(the search stops after {SCAN_BYTES >> 30} GB of data; the file's end was read)")
+    return "; ".join(parts)
 
 
 def _probe(f: BoundedFile, off: int, value_of: Callable[[str], Optional[float]]) -> Tuple[str, List[Line], int]:

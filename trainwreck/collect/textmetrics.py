@@ -26,7 +26,7 @@ _DIGIT = lazy_re(r"\d")
 _WS_ONLY = lazy_re(r"(?i)(?:^|[\s|_])loss[ \t]+[-+]?\d*\.\d")  # `loss 7.512` in a line without `:` or `=`
 
 # -- the key / value grammar -----------------------------------------------------------------------------------
-_NUM = (r"[-+]?(?:\d{1,3}(?:,\d{3})+(?![\d.])|(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)"
+_NUM = (r"[-+]?(?:\d{1,3}(?:,\d{3})+(?![\d.])|(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)"
         r"|[-+]?(?:nan|NaN|NAN|Infinity|infinity|inf|Inf|INF)(?![A-Za-z])")
 _TAIL = r"(?P<unit>[KMGT]i?B)?(?P<tail>/[ \t]*\d+|[:%]|(?=[\s,;|)\]}'\"]|\.(?:\s|$)|$))"  # (`Loss is: 0.18.`)
 # `key=value` / `key: value`: found at the separator; the key is read backwards from there (see _pairs).
@@ -45,7 +45,7 @@ _WS_QUALIFIERS = ("train", "training", "val", "valid", "validation", "eval", "te
                   "completed")
 _ASCII_LOWER = {c: c + 32 for c in range(65, 91)}
 _KEYCHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./-")
-_TQDM = lazy_re(r"(\d+)/(\d+) \[[\d:]+<[\d:?]+,\s*(?:(?P<rate>[\d.]+)(?P<unit>it/s|s/it))?[^\]]*?(?:, (?P<post>[^\]]*))?\]")
+_TQDM = lazy_re(r"(?<!\d)(\d+)/(\d+) \[[\d:]+<[\d:?]+,\s*(?:(?P<rate>[\d.]+)(?P<unit>it/s|s/it))?[^\]]*?(?:, (?P<post>[^\]]*))?\]")
 _MM_ITER = lazy_re(r"\bIter(?:\(\w+\))? ?\[ *(\d+)/")
 _DARKNET = lazy_re(r"^\s*(\d+)(?:, [\d.]+)?: (" + _NUM + r"), (" + _NUM + r") avg(?: loss)?, (" + _NUM + r") rate")
 # HF's `trainer.log_metrics("train", metrics)` block after "***** train metrics *****":

@@ -28,9 +28,11 @@ class YAMLError(ValueError):
 
 
 # A mapping key: quoted, or plain (not starting with an indicator, no ':' or '#').
-_KEY_SRC = r"""(?P<key>"[^"]*"|'[^']*'|[^\s:#'"\[\]{}][^:#]*?)\s*:"""
-_KEY = lazy_re(r"^(?P<indent>[ ]*)(?P<dash>-\s+)?" + _KEY_SRC + r"(?:\s+(?P<val>.*?))?\s*$")
-_ITEM = lazy_re(r"^(?P<indent>[ ]*)-\s+(?P<val>.*?)\s*$")
+# The key keeps the blanks before its ':' (readers strip them) and a value ends at its last non-blank: a lazy key or
+# value followed by `\s*` would try every split of a run of blanks (quadratic: seconds on one line of spaces).
+_KEY_SRC = r"""(?P<key>"[^"]*"\s*|'[^']*'\s*|[^\s:#'"\[\]{}][^:#]*):"""
+_KEY = lazy_re(r"^(?P<indent>[ ]*)(?P<dash>-\s+)?" + _KEY_SRC + r"(?:\s+(?P<val>.*\S))?\s*$")
+_ITEM = lazy_re(r"^(?P<indent>[ ]*)-\s+(?P<val>(?:.*\S)?)\s*$")
 # loads() runs only when trainwreck's own data is built: its patterns compile on first use (re.match caches them)
 _KEY_AT = _KEY_SRC + r"(?:\s+|$)"  # a key at the start of a line's text
 _BLOCK_SCALAR = ("|", ">", "|-", ">-", "|+", ">+")
@@ -69,7 +71,6 @@ def unquote(v: str) -> str:
     if len(v) >= 2 and v[0] == v[-1] and v[0] in "\"'":
         return v[1:-1]
     return v
-
 
 
 def scan(lines: List[str]) -> Iterator[Tuple[str, str, int]]:
@@ -116,7 +117,6 @@ def scan(lines: List[str]) -> Iterator[Tuple[str, str, int]]:
             idx = list_index.get((parent, indent), -1) + 1
             list_index[(parent, indent)] = idx
             yield (f"{parent}[{idx}]" if parent else f"[{idx}]"), _strip_comment(m.group("val")), n
-
 
 
 class _Line:
@@ -365,7 +365,7 @@ def _flow_seq(text: str, pos: int, no: int) -> Tuple[List[Any], int]:
         i = _flow_sep(text, i, no, "]")
 
 
-_FLOW_KEY = r"\s*([A-Za-z_][A-Za-z0-9_-]*)\s*:\s"
+_FLOW_KEY = lazy_re(r"\s*([A-Za-z_][A-Za-z0-9_-]*)\s*:\s")
 
 
 def _flow_map(text: str, pos: int, no: int) -> Tuple[dict, int]:
@@ -378,7 +378,7 @@ def _flow_map(text: str, pos: int, no: int) -> Tuple[dict, int]:
             raise YAMLError(f"line {no}: unterminated flow mapping")
         if text[i] == "}":
             return out, i + 1
-        m = re.compile(_FLOW_KEY).match(text, i)
+        m = _FLOW_KEY.match(text, i)
         if not m:
             raise YAMLError(f"line {no}: expected 'key: value' in flow mapping")
         key = m.group(1)

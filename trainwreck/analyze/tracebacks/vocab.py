@@ -17,7 +17,7 @@ SEP_HANDLING = "During handling of the above exception, another exception occurr
 SEPS = {SEP_CAUSE: "direct-cause", SEP_HANDLING: "during-handling"}
 
 FRAME = lazy_re(r'\s*File "([^"]*)", line (\d+)(?:, in (.*?))?\s*$')
-CARET = lazy_re(r"\s*[~^]+[\s~^]*$")
+CARET = lazy_re(r"\s*[~^][\s~^]*$")  # (not [~^]+[\s~^]*: both take a caret, every split is tried)
 CPP_FRAME = lazy_re(r"frame #\d+: ")
 # a line that starts a new log record (or a shell prompt): the end of a multi-line exception message
 LOG_RECORD = lazy_re(r"(?:\^C)?(?:\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d|[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ |\[titan\]"

@@ -18,7 +18,7 @@ from trainwreck import lazy_re
 from trainwreck.collect import numbers
 from trainwreck.collect.metricnames import canonical
 from trainwreck.collect.safeio import TAIL_BYTES
-from trainwreck.collect.scan import CONTEXT, first_nonfinite
+from trainwreck.collect.scan import CONTEXT, first_nonfinite, scan_gaps
 from trainwreck.model import Line, Point, Source
 
 ORDER = 30
@@ -136,7 +136,10 @@ def read(bundle, entry, ctx) -> None:
             _entries(bundle, rel, head)
             _entries(bundle, rel, tail)
             _top_level(bundle, rel, head + tail)
-            hit = first_nonfinite(f.fd, size, _nonfinite_metric)
+            skipped: dict = {}
+            hit = first_nonfinite(f.fd, size, _nonfinite_metric, skipped=skipped)
+            if scan_gaps(skipped):
+                bundle.note(f"{rel}: {scan_gaps(skipped)}")
             if hit is not None:
                 off, _ln, raw = hit
                 m = _NONFINITE.search(raw)
