@@ -10,15 +10,11 @@ from typing import Any, Dict, List
 
 from trainwreck.collect.bundle import Bundle
 from trainwreck.report import markdown
+from trainwreck.report.outpath import refusal
 
 
 class OutError(Exception):
     pass
-
-
-def _inside(child: str, parent: str) -> bool:
-    c, p = os.path.realpath(child), os.path.realpath(parent)
-    return c == p or c.startswith(p.rstrip(os.sep) + os.sep)
 
 
 def _write(path: str, text: str) -> None:
@@ -47,8 +43,9 @@ def _validate(d: Dict[str, Any]) -> None:
 
 
 def write_snapshot(bundle: Bundle, out: str, report: Dict[str, Any]) -> List[str]:
-    if _inside(out, bundle.root):
-        raise OutError(f"--out {out} is inside the run directory; trainwreck never writes there. Choose another folder.")
+    why = refusal(out, bundle.root)  # every path written, every component resolved (report/outpath.py)
+    if why:
+        raise OutError(why)
     try:
         os.makedirs(out, exist_ok=True)
     except OSError as exc:
