@@ -66,15 +66,15 @@ def _heading_title(line):
 
 # "- **Root cause:** text": the indent and the bullet are taken first (greedy, never given back: a label never
 # starts with the spaces after a bullet), so the lazy label's only choice is its length, at most 48.
-_BULLET = re.compile(r"(?:[-*+]|\d+[.)])\s+")
-_LABEL = re.compile(r"\**_*([^:：*_`\n]{1,48}?)\**_*\s*[:：]\s*\**_*\s*(.*)$")
+_BULLET = re.compile(r"^(?:[-*+]|\d+[.)])\s+")
+_LABEL = re.compile(r"^\**_*([^:：*_`\n]{1,48}?)\**_*\s*[:：]\s*\**_*\s*(.*)$")
 
 
 def _label_match(line):
     """(label, body) of a `Label: body` line, else None."""
     s = line.lstrip()
     b = _BULLET.match(s)
-    m = _LABEL.match(s, b.end() if b else 0)
+    m = _LABEL.match(s[b.end():] if b else s)
     if m is None and b is not None:                   # "* **x**: y": the bullet may be the label's own star
         m = _LABEL.match(s)
     return (m.group(1), m.group(2)) if m else None
