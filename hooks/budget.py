@@ -8,7 +8,7 @@ Standard library only.
 """
 import time
 
-SECONDS = 0.6  # CPU seconds for the decision: its share of the hook's 1 s (start-up and imports take the rest)
+SECONDS = 0.4  # CPU seconds for the decision: its share of the hook's 1 s (start-up and imports take the rest)
 WALL = 5.0  # and wall seconds, whatever the machine's load: far inside Claude Code's 15 s timeout
 _deadline = None
 
