@@ -77,7 +77,11 @@ def main():
     ap.add_argument("--runs", type=int, default=21)
     ap.add_argument("--mb", type=int, default=50)
     ap.add_argument("--row", action="store_true", help="print one Markdown table row (for bench/run)")
+    ap.add_argument("--hostile", action="store_true", help="print the row of the worst hostile payload "
+                    "(tests/hooks/hostile.py) as a ratio to a plain payload")
     args = ap.parse_args()
+    if args.hostile:
+        return hostile_row(args.runs)
     d = tempfile.mkdtemp(prefix="tw-hook-bench-")
     try:
         sid = "bench-session"
@@ -106,6 +110,25 @@ def main():
             data = json.dumps(dict(base, last_assistant_message=msg))
             p50, p95 = timings(cmd, True, data, args.runs, env)
             print("hook: %-36s p50 %6.1f ms   p95 %6.1f ms   p95 ratio %.2f" % (name, p50 * 1e3, p95 * 1e3, p95 / p95b))
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+    return 0
+
+
+def hostile_row(runs):
+    """The Stop hook on each hostile payload of tests/hooks/hostile.py against the plain one, p50 of `runs`."""
+    sys.path.insert(0, os.path.join(ROOT, "tests", "hooks"))
+    import hostile
+    d = tempfile.mkdtemp(prefix="tw-hook-hostile-")
+    try:
+        env = dict(os.environ, CLAUDE_PLUGIN_ROOT=ROOT, CLAUDE_PLUGIN_DATA=os.path.join(d, "data"))
+        cmd = hook_command()
+        n = max(3, runs // 4)
+        plain, _ = timings(cmd, True, json.dumps(hostile.payload(d, hostile.plain)), n, env)
+        worst = max((timings(cmd, True, json.dumps(hostile.payload(d, c)), n, env)[0], c.__name__)
+                    for c in hostile.HOSTILE)
+        print("| Stop hook, worst hostile payload (%s) vs a plain one | %.2f | < 1 s | %.0f ms vs %.0f ms |"
+              % (worst[1], worst[0] / plain, worst[0] * 1e3, plain * 1e3))
     finally:
         shutil.rmtree(d, ignore_errors=True)
     return 0

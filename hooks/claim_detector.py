@@ -47,10 +47,37 @@ _RELATIVE = re.compile(r",\s*which\s")
 _PAREN = re.compile(r"\([^()]*\)|（[^（）]*）")
 
 
-_HEADING = re.compile(r"^\s{0,3}(?:#{1,6}\s+(.*?)\s*#*\s*$|\*\*([^*]{1,80})\*\*\s*[:：]?\s*$|__([^_]{1,80})__\s*[:：]?\s*$)")
+# Headings and labels are matched in two steps, a regex whose every quantifier has one way to match, then string
+# methods: `(.*?)\s*#*\s*$` (three quantifiers over one run of spaces) is cubic, a 1,500-space heading took 20 s.
+_HEADING = re.compile(r"^\s{0,3}(?:(#{1,6})\s+(.*)|\*\*([^*]{1,80})\*\*(.*)|__([^_]{1,80})__(.*))$")
+_HEADING_TAILS = ("", ":", "：")
 
 
-_LABEL = re.compile(r"^\s*(?:[-*+]\s+|\d+[.)]\s+)?\**_*([^:：*_`\n]{1,48}?)\**_*\s*[:：]\s*\**_*\s*(.*)$")
+def _heading_title(line):
+    """The title of an ATX heading (`## Root cause ##`) or a bold line (`**Root cause:**`), else None."""
+    m = _HEADING.match(line)
+    if m is None:
+        return None
+    if m.group(1):                                    # the closing #s and the spaces around them are not the title
+        return m.group(2).rstrip().rstrip("#").rstrip()
+    title, tail = (m.group(3), m.group(4)) if m.group(3) is not None else (m.group(5), m.group(6))
+    return title if tail.strip() in _HEADING_TAILS else None
+
+
+# "- **Root cause:** text": the indent and the bullet are taken first (greedy, never given back: a label never
+# starts with the spaces after a bullet), so the lazy label's only choice is its length, at most 48.
+_BULLET = re.compile(r"^(?:[-*+]|\d+[.)])\s+")
+_LABEL = re.compile(r"^\**_*([^:：*_`\n]{1,48}?)\**_*\s*[:：]\s*\**_*\s*(.*)$")
+
+
+def _label_match(line):
+    """(label, body) of a `Label: body` line, else None."""
+    s = line.lstrip()
+    b = _BULLET.match(s)
+    m = _LABEL.match(s[b.end():] if b else s)
+    if m is None and b is not None:                   # "* **x**: y": the bullet may be the label's own star
+        m = _LABEL.match(s)
+    return (m.group(1), m.group(2)) if m else None
 
 
 class Analysis:
@@ -158,9 +185,9 @@ class _Walker:
                 self._table_row(stripped, lines[li + 1].strip() if li + 1 < len(lines) else "")
             else:
                 self.table_head = None
-                h = _HEADING.match(line)
-                if h:
-                    self._heading(h.group(1) or h.group(2) or h.group(3) or "")
+                title = _heading_title(line)
+                if title is not None:
+                    self._heading(title)
                 else:
                     self._prose(line)
         if fence is not None and fence[2]:
@@ -191,15 +218,15 @@ class _Walker:
 
     def _prose(self, line):
         label_kind, body = None, line
-        m = _LABEL.match(line)
-        if m and m.group(2).strip():
-            label_kind = _label_kind(m.group(1))
+        m = _label_match(line)
+        if m and m[1].strip():
+            label_kind = _label_kind(m[0])
             if label_kind:
-                body = m.group(2)
+                body = m[1]
         elif m:                                       # "Root cause:" on its own line
-            lk = _label_kind(m.group(1))
+            lk = _label_kind(m[0])
             if lk:
-                self.section, self.claim_pending, self.prev_prose = lk, lk == "claim", m.group(1)
+                self.section, self.claim_pending, self.prev_prose = lk, lk == "claim", m[0]
                 return
         _inline_quotes(self.a, body, self.section, label_kind)
         parts = [p for p in _SENT_SPLIT.split(_mask_quotes(body)) if p.strip()]

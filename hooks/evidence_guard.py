@@ -10,12 +10,15 @@ The block reason routes to /trainwreck:debug (probe -> hypothesis -> smoke -> co
 training failure pass.
 
 Never blocks when stop_hook_active is true, blocks at most twice per turn (a counter
-under $CLAUDE_PLUGIN_DATA), and fails open: any unexpected input or error means exit 0
-and no output.  Standard library only; reads the transcript backwards from its end.
+under $CLAUDE_PLUGIN_DATA, or a private 0700 dir under $TMPDIR: guard_state.py), and fails
+open: any unexpected input or error, or a decision past its time budget (budget.py), means
+exit 0 and no output.  Standard library only; reads the transcript backwards from its end.
 """
 import json
 import os
 import sys
+
+import guard_state
 
 MAX_STDIN = 8 << 20
 TRANSCRIPT_CAP = 8 << 20
@@ -23,48 +26,25 @@ MAX_BLOCKS_PER_TURN = 2
 MAX_QUOTES = 300
 
 
-def _state_path(payload):
-    base = os.environ.get("CLAUDE_PLUGIN_DATA") or ""
-    if not base:
-        base = os.environ.get("TMPDIR") or os.environ.get("TEMP") or os.environ.get("TMP") or "/tmp"
-        base = os.path.join(base, "trainwreck-hooks")
-    sid = "".join(c for c in str(payload.get("session_id") or "nosession") if c.isalnum() or c in "-_")[:80]
-    return os.path.join(base, "evidence-guard", (sid or "nosession") + ".json")
-
-
-def _read_state(path):
-    try:
-        with open(path, encoding="utf-8") as f:
-            st = json.load(f)
-        return st if isinstance(st, dict) else {}
-    except (OSError, ValueError):
-        return {}
-
-
 def _clear_state(payload):
-    try:
-        p = _state_path(payload)
-        if os.path.exists(p):
-            os.remove(p)
-    except OSError:
-        pass
+    store = guard_state.Store(payload)
+    store.clear()
+    store.close()
 
 
 def _count_block(payload, turn_key):
     """Record one more block for this turn; False when the cap is already reached."""
-    path = _state_path(payload)
-    st = _read_state(path)
-    n = st.get("blocks", 0) if st.get("turn") == turn_key else 0
-    if not isinstance(n, int) or n >= MAX_BLOCKS_PER_TURN:
-        _clear_state(payload)
-        return False
+    store = guard_state.Store(payload)
     try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "w", encoding="utf-8") as f:
-            json.dump({"turn": turn_key, "blocks": n + 1}, f)
-    except OSError:
-        pass
-    return True
+        st = store.read()
+        n = st.get("blocks", 0) if st.get("turn") == turn_key else 0
+        if not isinstance(n, int) or n >= MAX_BLOCKS_PER_TURN:
+            store.clear()
+            return False
+        store.write({"turn": turn_key, "blocks": n + 1})
+        return True
+    finally:
+        store.close()
 
 
 def _short(text, n=90):
@@ -95,9 +75,20 @@ def _active(value):
 
 
 def decide(payload):
-    """Return a block reason, or None to let the stop through."""
+    """Return a block reason, or None to let the stop through (also when the decision runs out of time)."""
     if _active(payload.get("stop_hook_active")):
         return None
+    import budget
+    budget.start()
+    try:
+        return _decide(payload)
+    except budget.OutOfTime:
+        return None
+    finally:
+        budget.stop()
+
+
+def _decide(payload):
     import claim_detector
     msg = payload.get("last_assistant_message")
     analysis = claim_detector.analyse(msg) if isinstance(msg, str) else None
@@ -112,7 +103,15 @@ def decide(payload):
     sources = quote_match.Sources()
     pending = _unique(analysis.quotes) if analysis is not None else []
 
+    checked = [-1]
+
     def want_earlier():                 # keep reading earlier turns while a quote is unmatched
+        # Re-checked only once the sources have grown by a quarter (or at the first prompt): checking at every
+        # prompt made thousands of earlier prompts quadratic. Reading on past the point where all were found
+        # changes nothing: more sources only find more, and the quotes are checked again at the end.
+        if checked[0] >= 0 and sources.size < checked[0] + max(1 << 16, checked[0] >> 2):
+            return bool(pending)
+        checked[0] = sources.size
         pending[:] = [q for q in pending if not quote_match.found(q.text, q.kind, sources)]
         return bool(pending)
 

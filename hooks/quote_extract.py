@@ -45,7 +45,10 @@ _FILE_LINE = re.compile(r"\.(?:py|log|ya?ml|json|jsonl|txt|cpp|cc|cu|cuh|h|hpp|c
                         r"\s*:\s*\d", re.I)
 
 
-_INLINE = re.compile(r"(`+)(.+?)\1")
+# A code span: a whole run of backticks (atomic: the lookahead's group cannot be given back, and a run is never
+# entered in its middle), at most 2,000 characters, the same run closing it. `(`+)(.+?)\1` was quadratic on a line
+# of backtick pairs: every backtick opened a span of every length, each scanned to the line's end.
+_INLINE = re.compile(r"(?<!`)(?=(`+))\1(.{1,2000}?)\1(?!`)")
 
 
 _DQUOTE = re.compile(r"\"([^\"\n]{3,300})\"|“([^”\n]{3,300})”|„([^“”\n]{3,300})[“”]|«\s?([^»\n]{3,300}?)\s?»|「([^」\n]{3,300})」|『([^』\n]{3,300})』")

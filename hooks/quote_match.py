@@ -11,6 +11,8 @@ Matching is forgiving about what does not change meaning and strict about what d
 """
 import re
 
+from budget import check
+
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\r")
 _WS = re.compile(r"\s+")
 _ELLIPSIS = re.compile(r"\s*(?:\.{3,}|…|\[\s*(?:\.{3}|…)\s*\])\s*")
@@ -34,11 +36,13 @@ class Sources:
 
     def __init__(self):
         self.texts = []
+        self.size = 0  # characters in all texts
         self._joined = None
 
     def add(self, text):
         if isinstance(text, str) and text.strip():
             self.texts.append(normalise(text))
+            self.size += len(self.texts[-1])
             self._joined = None
 
     @property
@@ -85,17 +89,52 @@ def _in_order(parts, text):
     return True
 
 
+# A number in a fuzzy pattern is a whole number of the source: it starts after no digit or "." and ends before no
+# digit or ".digit", so "12" is never split into "1" and "2" by neighbouring groups. Without that a quote of n
+# numbers was tried against a run of digits in every split, C(len, n) ways (a quote of 20 numbers: 19 s), and every
+# position inside a run of digits started a match (quadratic); now one way, from the run's start.
+_NUM_GROUP = r"(?<![\d.])(" + _NUM + r")(?!\.?\d)"
+
+
 def _fuzzy_pattern(part):
     """Regex for a quote part in which every number may be any number (checked after)."""
     out, nums, last = [], [], 0
     for m in _NUM_RE.finditer(part):
         out.append(re.escape(part[last:m.start()]))
-        out.append("(" + _NUM + ")")
+        out.append(_NUM_GROUP)
         nums.append(m.group(0))
         last = m.end()
     out.append(re.escape(part[last:]))
     pat = "".join(out).replace(r"\ ", r"\s*")
     return pat, nums
+
+
+# A long source is searched window by window, the time budget checked between windows. A fuzzy pattern's work
+# at one position grows with its numbers (each is tried in turn), so a window is WINDOW characters per number:
+# about 50 ms of matching at worst.
+WINDOW = 1 << 17
+
+
+def _matches(rx, text, overlap, window=WINDOW):
+    """rx.finditer(text), one window of text at a time (budget.check() between windows). A match may start up to
+    the window's end and run `overlap` characters past it; one that reaches the searched end is matched again
+    against the whole text, so no match is cut by a window's edge."""
+    n, lo = len(text), 0
+    while lo < n:
+        check()
+        hi = min(n, lo + window)
+        ext = min(n, hi + overlap)
+        end = hi
+        for m in rx.finditer(text, lo, ext):
+            if m.start() >= hi:
+                break
+            if m.end() >= ext and ext < n:
+                m = rx.match(text, m.start())
+                if m is None:
+                    continue
+            end = max(end, m.end())
+            yield m
+        lo = end
 
 
 def _fuzzy_found(part, sources, limit=2000):
@@ -109,10 +148,11 @@ def _fuzzy_found(part, sources, limit=2000):
         rx = re.compile(pat)
     except re.error:
         return False
+    overlap = 2 * len(part) + 64 * len(nums) + 256  # a source's numbers may be longer than the quote's (rounding)
     for text in sources.texts:
         if anchor and anchor not in text:
             continue
-        for k, m in enumerate(rx.finditer(text)):
+        for k, m in enumerate(_matches(rx, text, overlap, max(2048, WINDOW // len(nums)))):
             if k > limit:
                 break
             if all(_num_close(q, m.group(i + 1)) for i, q in enumerate(nums)):
@@ -128,7 +168,9 @@ def _number_found(q, sources):
     if _NUM_FULL.fullmatch(q) is None:
         return False
     for text in sources.texts:
-        for m in _NUM_RE.finditer(text):
+        for k, m in enumerate(_NUM_RE.finditer(text)):
+            if not k & 4095:
+                check()
             if _num_close(qn, m.group(0)):
                 return True
     return False
@@ -152,7 +194,9 @@ def _kv_found(q, sources):
     for text in sources.texts:
         if key not in text:
             continue
-        for mm in rx.finditer(text):
+        for k, mm in enumerate(rx.finditer(text)):
+            if not k & 4095:
+                check()
             if not numeric or _num_close(value, mm.group(1)):
                 return True
     return False

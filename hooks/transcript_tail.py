@@ -15,6 +15,8 @@ Turn structure (Claude Code 2.1):
 """
 import json
 
+from budget import check
+
 BOOKKEEPING_TOOLS = {
     "TodoWrite", "Skill", "ToolSearch", "Write", "Edit", "MultiEdit", "NotebookEdit",
     "ExitPlanMode", "EnterPlanMode", "TaskCreate", "TaskUpdate", "TaskList", "TaskGet",
@@ -59,7 +61,7 @@ def records_backward(path, cap, state=None):
                 continue
             try:
                 rec = json.loads(line)
-            except ValueError:
+            except (ValueError, RecursionError):   # RecursionError: JSON nested too deep for the parser
                 continue
             if isinstance(rec, dict):
                 yield rec
@@ -141,6 +143,8 @@ def scan(path, sources, cap=8 << 20, want_earlier=lambda: False):
     state = {}
     for rec in records_backward(path, cap, state):
         turn.records += 1
+        if not turn.records & 1023:
+            check()
         t = rec.get("type")
         if t == "assistant" and not rec.get("isSidechain"):
             msg = rec.get("message") if isinstance(rec.get("message"), dict) else {}

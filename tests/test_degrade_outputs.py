@@ -285,5 +285,5 @@ def test_out_entry_that_holds_the_run_is_refused(tmp_path, capsys):
     parent.mkdir()
     run = _run(parent, {}, name="artifacts")  # the run is an artifacts/ folder; --out is its parent
     rc, _o, err = _cli(capsys, "diagnose", str(run), "--no-probe", "--out", str(parent))
-    assert rc == 2 and "holds the run directory" in err
+    assert rc == 2 and "resolves into the run" in err and "never writes there" in err
     assert sorted(os.listdir(run)) == ["train.log"] and sorted(os.listdir(parent)) == ["artifacts"]

@@ -67,9 +67,11 @@ def real_inside(root_real: str, path: str) -> bool:
     return rp == root_real or rp.startswith(root_real.rstrip(os.sep) + os.sep)
 
 
-def check_regular(root_real: str, path: str) -> os.stat_result:
-    """Stat `path` and make sure it is a regular file inside the run. Raises Skip with the reason."""
-    rel = redact_path(os.path.relpath(path, root_real) if path.startswith(root_real) else path)
+def check_regular(root_real: str, path: str, rel: Optional[str] = None) -> os.stat_result:
+    """Stat `path` and make sure it is a regular file inside the run. Raises Skip with the reason (naming the
+    file as `rel`, by default its path relative to the run; redacted: a directory name may hold a secret)."""
+    if rel is None:
+        rel = redact_path(os.path.relpath(path, root_real) if path.startswith(root_real) else path)
     if not real_inside(root_real, path):
         raise Skip(f"{rel}: links outside the run directory, not read")
     try:
@@ -85,18 +87,58 @@ def check_regular(root_real: str, path: str) -> os.stat_result:
     return st
 
 
+_OPEN_FLAGS = (os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_NOFOLLOW", 0)
+               | getattr(os, "O_CLOEXEC", 0))
+_NOATIME = getattr(os, "O_NOATIME", 0)  # Linux: reading leaves the file's access time alone (owner or CAP_FOWNER only)
+_noatime_ok = [bool(_NOATIME)]
+
+
+def _open_fd(path: str) -> int:
+    if _noatime_ok[0]:
+        try:
+            return os.open(path, _OPEN_FLAGS | _NOATIME)
+        except PermissionError:  # EPERM: not the file's owner; EACCES would fail without the flag too
+            pass
+        except OSError as exc:
+            if exc.errno != errno.EINVAL:  # a filesystem without the flag
+                raise
+            _noatime_ok[0] = False
+    return os.open(path, _OPEN_FLAGS)
+
+
+def _same(a: os.stat_result, b: os.stat_result) -> bool:
+    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
+
+
 def open_regular(root_real: str, path: str) -> Tuple[int, os.stat_result]:
-    """Open read-only and non-blocking, then verify it is (still) a regular file."""
-    check_regular(root_real, path)
-    rel = redact_path(os.path.relpath(path, root_real))
+    """Open read-only and non-blocking a regular file inside the run, and prove that the descriptor is that file.
+    The path is resolved once (realpath, checked inside the run), that resolved path is opened with O_NOFOLLOW
+    (a file swapped for a symlink in between is refused) and then checked again: the descriptor's device and inode
+    equal those stat'ed before the open, and the path still resolves to itself with that inode (a directory of
+    the path swapped for a link and back is refused). O_NOATIME where the kernel allows it."""
+    rel = redact_path(os.path.relpath(path, root_real) if path.startswith(root_real) else path)
+    real = os.path.realpath(path)
+    before = check_regular(root_real, real, rel)
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+        fd = _open_fd(real)
     except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise Skip(f"{rel}: became a symlink while being opened, not read") from None
         raise Skip(f"{rel}: cannot open ({exc.strerror or exc})") from None
-    st = os.fstat(fd)
-    if not stat.S_ISREG(st.st_mode):
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise Skip(f"{rel}: not a regular file, not read")
+        try:
+            after = os.stat(real)
+            moved = os.path.realpath(real) != real
+        except OSError:
+            after, moved = None, True
+        if not _same(st, before) or moved or after is None or not _same(st, after):
+            raise Skip(f"{rel}: replaced while being opened (a link or another file), not read")
+    except BaseException:
         os.close(fd)
-        raise Skip(f"{rel}: not a regular file, not read")
+        raise
     return fd, st
 
 

@@ -75,6 +75,10 @@ def locate(path: str | None, cwd: str | None = None) -> Run:
     if run:
         return run
     where = ", ".join(os.path.relpath(x, cwd) for x in c.looked[:-1])
+    skipped = ""
+    if c.skipped:
+        skipped = (f"; skipped {', '.join(c.skipped[:4])}{' …' if len(c.skipped) > 4 else ''}: a link that "
+                   "leaves this folder is never followed, name it to diagnose it")
     raise NotFound(
         f"no training run found under {cwd} (looked in {where}, and for *.log/*.out/metrics.jsonl/"
-        "trainer_state.json here). Pass the run directory or a log file: trainwreck diagnose PATH")
+        f"trainer_state.json here{skipped}). Pass the run directory or a log file: trainwreck diagnose PATH")

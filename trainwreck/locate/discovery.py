@@ -11,9 +11,11 @@ The rule, for a folder F (the current directory, or a directory the user named):
    `wandb/latest-run`, `wandb/run-*`, `wandb/offline-run-*`, `logs/*`, `checkpoints/*`, and plain `*/`
    (which also finds an HF Trainer output_dir: it holds `checkpoint-*/`). A candidate `checkpoint-*` folder
    stands for its parent (the output_dir). The same folder reached twice (a symlink such as
-   `wandb/latest-run`) counts once. A candidate whose real path lies outside F is refused: like collect,
-   discovery never follows a link out of the tree it was pointed at (runs kept on a scratch disk behind an
-   `outputs -> /scratch/…` link are diagnosed by naming them: `trainwreck diagnose outputs/<date>/<time>`).
+   `wandb/latest-run`) counts once. A candidate whose real path lies outside F is refused, and so is a fixed
+   layout name (`outputs`, `wandb`, `latest-run`) that links out of F, before it is listed: like collect,
+   discovery never follows a link out of the tree it was pointed at; Choice.skipped names them (runs kept on a
+   scratch disk behind an `outputs -> /scratch/…` link are diagnosed by naming them:
+   `trainwreck diagnose outputs/<date>/<time>`).
 3. A candidate folder under another candidate: when the outer one holds records, the inner one is part of it;
    otherwise the outer one is not a run, and its loose log files become candidates, each as a single file.
 4. The log files directly in F (`nohup.out`, `*.log`, `slurm-*.out`, …) are candidates too, each as a single
@@ -44,14 +46,19 @@ MAX_FANOUT = 64  # intermediate folders followed per layout level, the most rece
 MAX_INSPECT = 128  # candidate folders whose entries are read and dated, the most recently changed first
 
 
+MAX_SKIPPED = 16  # links out of the folder named in Choice.skipped
+
+
 class Choice:
     """What discovery chose: `path`, and `kind` "self" (the folder itself), "dir" (a run folder under it) or
-    "file" (one log file directly in it)."""
+    "file" (one log file directly in it). `skipped`: the layout paths that are links leaving the folder searched
+    (never followed, never chosen; the first MAX_SKIPPED)."""
 
-    __slots__ = ("path", "kind", "looked")
+    __slots__ = ("path", "kind", "looked", "skipped")
 
-    def __init__(self, path: str, kind: str, looked: list):
+    def __init__(self, path: str, kind: str, looked: list, skipped: list = None):
         self.path, self.kind, self.looked = path, kind, looked
+        self.skipped = skipped or []
 
     def __repr__(self) -> str:
         return f"Choice({self.path!r}, {self.kind!r})"
@@ -87,8 +94,18 @@ class _Lister:
     """Folder listings, each read once per discovery and capped at MAX_LIST names. The mtimes come from the
     listing's own entries (one stat each, cached), only for the folders that are ranked."""
 
-    def __init__(self):
+    def __init__(self, base: str):
         self.cache: dict = {}
+        self.inside = os.path.realpath(base).rstrip(os.sep) + os.sep  # the folder searched, as a prefix
+        self.skipped: list = []  # links seen that leave it
+
+    def leaves(self, path: str) -> bool:
+        """`path` resolves outside the folder searched (recorded in `skipped`)."""
+        if os.path.realpath(path).startswith(self.inside):
+            return False
+        if len(self.skipped) < MAX_SKIPPED and path not in self.skipped:
+            self.skipped.append(path)
+        return True
 
     def subdirs(self, d: str) -> list:
         got = self.cache.get(d)
@@ -104,7 +121,7 @@ class _Lister:
                                 continue
                             if e.is_symlink():  # followed only while it stays inside the folder listed
                                 inside = inside or os.path.realpath(d).rstrip(os.sep) + os.sep
-                                if not os.path.realpath(e.path).startswith(inside):
+                                if self.leaves(e.path) or not os.path.realpath(e.path).startswith(inside):
                                     continue
                             got.append((e.name, e))
                         except OSError:
@@ -126,8 +143,8 @@ def _expand(lister: _Lister, base: str, pattern: str) -> list:
             if "*" in part:
                 nxt.extend((e.path, e) for n, e in lister.subdirs(d) if _match(n, part))
             else:
-                p = os.path.join(d, part)
-                if os.path.isdir(p):
+                p = os.path.join(d, part)  # a fixed name (outputs, wandb, latest-run): never a link out
+                if os.path.isdir(p) and not (os.path.islink(p) and lister.leaves(p)):
                     nxt.append((p, p))
             if len(nxt) >= MAX_LIST:
                 break
@@ -135,9 +152,9 @@ def _expand(lister: _Lister, base: str, pattern: str) -> list:
     return level
 
 
-def _candidates(base: str) -> list:
+def _candidates(base: str, lister: _Lister) -> list:
     """Every layout's folders, each with its own mtime (no listing of their entries yet)."""
-    lister, seen, out = _Lister(), set(), []
+    seen, out = set(), []
     for order, pat in enumerate(PATTERNS):
         for p, src in _expand(lister, base, pat):
             if os.path.basename(p).startswith("checkpoint-"):  # an HF checkpoint stands for its output_dir
@@ -182,7 +199,8 @@ def discover(base: str) -> Choice:
     top = inspect(base, dated=False, limit=MAX_LIST)  # a project may keep hundreds of slurm-*.out at its top
     if top.records:
         return Choice(base, "self", looked)
-    cands = _candidates(base)
+    lister = _Lister(base)
+    cands = _candidates(base, lister)
     # the most recently changed first; the same folder reached twice keeps its earlier layout's name
     cands.sort(key=lambda c: c.path, reverse=True)  # on equal times the later name (version_1, a later date)
     cands.sort(key=lambda c: (-c.mtime, c.order))
@@ -191,6 +209,8 @@ def discover(base: str) -> Choice:
     for c in cands[:MAX_INSPECT]:
         c.real = os.path.realpath(c.path)
         if c.real in reals or not c.real.startswith(inside):  # reached twice, or a link out of the tree
+            if not c.real.startswith(inside):
+                lister.leaves(c.path)
             continue
         reals.add(c.real)
         c.folder = inspect(c.path)
@@ -199,13 +219,14 @@ def discover(base: str) -> Choice:
     nested_logs = _resolve_nesting(live, base_real)
     live = [c for c in live if not c.dropped]
     run_beside = any(c.named or c.folder.strong() for c in live)
+    skipped = [os.path.relpath(p, base) for p in lister.skipped]
     if not run_beside and (top.evidence or top.config):
-        return Choice(base, "self", looked)
+        return Choice(base, "self", looked, skipped)
     scored = [(c.folder.newest, 1, c.path, "dir") for c in live]
     scored += [(m, 0, p, "file") for p, m in nested_logs]
     if run_beside:
         scored += [(m, 0, p, "file") for p, m in top.logs]
     if not scored:
-        return Choice("", "", looked)
+        return Choice("", "", looked, skipped)
     best = max(scored)
-    return Choice(best[2], best[3], looked)
+    return Choice(best[2], best[3], looked, skipped)

@@ -12,6 +12,7 @@ from typing import Any, Dict, List
 
 from trainwreck.collect.bundle import Bundle
 from trainwreck.report import markdown
+from trainwreck.report.outpath import refusal
 from trainwreck.report.safe import json_text
 
 
@@ -45,8 +46,9 @@ def write_snapshot(bundle: Bundle, out: str, report: Dict[str, Any]) -> List[str
     """Write the snapshot to `out` atomically: every file is rendered into a folder next to `out` first, each
     renderer on its own (one that fails gives a note, the others' files stand), and only a complete snapshot
     is renamed into place; a failure before that leaves `out` as it was and no partial files behind."""
-    if _inside(out, bundle.root):
-        raise OutError(f"--out {out} is inside the run directory; trainwreck never writes there. Choose another folder.")
+    why = refusal(out, bundle.root)  # every path written, every component resolved (report/outpath.py)
+    if why:
+        raise OutError(why)
     target = os.path.abspath(out)
     if os.path.lexists(target) and not os.path.isdir(target):
         raise OutError(f"--out {out} exists and is not a folder")
