@@ -222,3 +222,22 @@ def test_a_system_probe_that_raises_is_a_note(tmp_path, capsys, monkeypatch):
     rep = json.loads(out)
     assert rep["classification"] == "crash"
     assert "system probe failed (KeyError: 'gpu'); the live machine was not examined" in rep["notes"]
+
+
+def test_a_400_digit_value_in_a_log_line_or_table_is_no_infinity(tmp_path):
+    """Digits that overflow a float are a number too large, not an infinity: reading them as inf would invent a
+    NaN/Inf failure (the JSON and CSV readers refuse them the same way)."""
+    from trainwreck.collect.textmetrics import extract
+    from trainwreck.pipeline import diagnose
+
+    assert extract("step 10 loss=" + "1" * 400 + " lr=3e-4") == (10, {"lr": 3e-4})
+    assert extract("step 10 loss=inf lr=3e-4")[1]["loss"] == float("inf")  # a written inf stays one
+    lines = [f"step {i} loss={2.0 - i / 100:.3f} lr=3e-4" for i in range(1, 30)]
+    lines.insert(15, "step 15 loss=" + "9" * 400 + " lr=3e-4")
+    (tmp_path / "train.log").write_text("\n".join(lines) + "\n")
+    rows = ["| epoch | loss | acc |", "|---|---|---|"] + [f"| {e} | {1.0 - e / 50:.3f} | 0.5 |" for e in range(20)]
+    rows.insert(10, "| 8 | " + "7" * 400 + " | 0.5 |")
+    (tmp_path / "table.md").write_text("\n".join(rows) + "\n")
+    d = diagnose(str(tmp_path), probe=False).diagnosis.to_json()
+    assert d["classification"] != "NaN", d["headline"]
+    assert all(s["nonfinite"] == 0 for s in d["metrics_summary"].values()), d["metrics_summary"]

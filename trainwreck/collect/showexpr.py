@@ -15,32 +15,28 @@ _SPAN = 300  # at most this many characters between a bracket and its match
 _OPEN, _CLOSE = "([{", ")]}"
 
 
-def _match_forward(text: str, i: int) -> int:
-    """Index of the bracket closing the one at `i`, or -1 (unbalanced, or farther than _SPAN)."""
+def _match(text: str, i: int, step: int) -> int:
+    """Index of the bracket that closes (step 1) or opens (step -1) the one at `i`, or -1 (unbalanced, or farther
+    than _SPAN)."""
+    into, out = (_OPEN, _CLOSE) if step == 1 else (_CLOSE, _OPEN)
     depth = 0
-    for j in range(i, min(len(text), i + _SPAN)):
+    for j in range(i, min(len(text), i + _SPAN) if step == 1 else max(-1, i - _SPAN), step):
         c = text[j]
-        if c in _OPEN:
+        if c in into:
             depth += 1
-        elif c in _CLOSE:
+        elif c in out:
             depth -= 1
             if depth == 0:
                 return j
     return -1
 
 
+def _match_forward(text: str, i: int) -> int:
+    return _match(text, i, 1)
+
+
 def _match_back(text: str, j: int) -> int:
-    """Index of the bracket opening the one closing at `j`, or -1."""
-    depth = 0
-    for i in range(j, max(-1, j - _SPAN), -1):
-        c = text[i]
-        if c in _CLOSE:
-            depth += 1
-        elif c in _OPEN:
-            depth -= 1
-            if depth == 0:
-                return i
-    return -1
+    return _match(text, j, -1)
 
 
 def _split(inner: str) -> List[str]:

@@ -111,7 +111,13 @@ def _num(s: str) -> float:
         return float("nan")
     if "inf" in low:
         return float("-inf") if low.startswith("-") else float("inf")
-    return float(s.replace(",", ""))
+    v = float(s.replace(",", ""))
+    if v in (_INF, -_INF):  # digits only (`1111…1`, `1e999`): a number too large for a float, not an infinity
+        raise ValueError(f"{s[:20]}…: too large for a float")
+    return v
+
+
+_INF = float("inf")
 
 
 def _accept(name: str, val: str, unit: Optional[str], tail: str, out: Dict[str, float]) -> Optional[int]:
@@ -243,13 +249,19 @@ def _segment(text: str, low: str) -> Optional[Result]:
     if "avg" in low and "rate" in low:
         d = _DARKNET.match(text)
         if d is not None:
-            out["loss"] = _num(d.group(2))
-            out["lr"] = _num(d.group(4))
+            try:
+                out["loss"] = _num(d.group(2))
+                out["lr"] = _num(d.group(4))
+            except ValueError:
+                return None
             return int(d.group(1)), out
     if "scale" in low and " to" in low:
         s = _SCALE_TO.search(text)
         if s is not None:
-            out["loss_scale"] = _num(s.group(1))
+            try:
+                out["loss_scale"] = _num(s.group(1))
+            except ValueError:
+                pass
             body = text[:s.start()]
             low = low[:s.start()]
     named = _pairs(body, low, out)

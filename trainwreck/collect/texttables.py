@@ -61,9 +61,10 @@ def _num(cell: str) -> Optional[float]:
     if c in ("nan", "inf", "-inf", "+inf", "infinity", "-infinity"):
         return float(c.replace("infinity", "inf"))
     try:
-        return float(c)
+        v = float(c)
     except ValueError:
         return None
+    return None if math.isinf(v) else v  # digits that overflow a float are too large, not an infinity
 
 
 def _header(text: str) -> Optional[List[str]]:
