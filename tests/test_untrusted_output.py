@@ -98,6 +98,8 @@ def _markdown_is_inert(md: str) -> None:
     assert headings and all(re.match(r"#{1,2} (trainwreck diagnosis|[A-Z])", h) for h in headings), headings
     assert not any("Injected" in h for h in headings)
     assert "&lt;script&gt;" in md and "\\[click here\\]" in md  # the text is there, as text
+    prose = re.sub(r"(`+)(?:(?!\1).)+?\1", "", md)  # outside code spans, GitHub would link a bare URL
+    assert "http://x.example" in md and "://" not in prose.replace("https://github.com", ""), "a bare URL is live"
 
 
 def test_report_md_escapes_html_and_markdown(run, tmp_path):

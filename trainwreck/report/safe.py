@@ -58,10 +58,26 @@ _MD_HTML = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
 _MD_BLOCK = lazy_re(r"^(?:#{1,6}(?=\s|$)|[+-](?=\s|$)|\d{1,9}[.)](?=\s|$)|[=-]+\s*$)")
 
 
+# a bare URL: GitHub-flavoured Markdown turns `http://…`, `https://…`, `ftp://…` and `www.…` in prose into a live link
+# whatever is escaped around it; inside a code span it is text
+_URL = lazy_re(r"(?i)(?<![A-Za-z0-9])(?:[a-z][a-z0-9+.\-]{0,15}://|www\.)[^\s<>&`]{1,2000}")
+
+
 def md_text(text: Any) -> str:
     """A value from the run inside Markdown prose: on one line, neutralised, every Markdown and HTML character
-    escaped, so it renders as the literal text and opens no link, heading, list, code span or HTML of its own."""
+    escaped, so it renders as the literal text and opens no link, heading, list, code span or HTML of its own
+    (a bare URL, which GitHub would link, is written as a code span)."""
     t = one_line(text)
+    if ("://" in t or "www." in t.lower()) and _URL.search(t):
+        parts, at = [], 0
+        for m in _URL.finditer(t):
+            parts.append(_md_prose(t[at:m.start()]) + md_code(m.group(0)))
+            at = m.end()
+        return "".join(parts) + _md_prose(t[at:])
+    return _md_prose(t)
+
+
+def _md_prose(t: str) -> str:
     if any(c in t for c in "&<>"):
         t = "".join(_MD_HTML.get(c, c) for c in t)
     t = _MD_ANY.sub(r"\\\1", t)
