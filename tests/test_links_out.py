@@ -107,3 +107,43 @@ def test_out_beside_or_above_the_run_is_written(tmp_path, where):
     assert code == 0, err
     assert (out / "report.json").is_file() and (out / "artifacts" / "failure.lock.json").is_file()
     assert tree(str(run)) == before
+
+
+def _swap_while_rendering(monkeypatch, swap):
+    from trainwreck.report import artifacts
+    render = artifacts._render
+
+    def render_then_swap(*args, **kwargs):
+        written = render(*args, **kwargs)
+        swap()  # the race: between the check and the publish, a folder of the path becomes a link into the run
+        return written
+    monkeypatch.setattr(artifacts, "_render", render_then_swap)
+
+
+def test_out_swapped_for_a_link_into_the_run_while_writing(tmp_path, monkeypatch):
+    run = _run(tmp_path)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine")
+
+    def swap():
+        os.rename(out, tmp_path / "out.moved")
+        out.symlink_to(run)
+    _swap_while_rendering(monkeypatch, swap)
+    assert "never writes there" in _refused(run, out, run)
+
+
+def test_the_parent_of_a_new_out_swapped_while_writing(tmp_path, monkeypatch):
+    run = _run(tmp_path)
+    parent = tmp_path / "reports"
+    parent.mkdir()
+    out = parent / "diag"
+
+    def swap():
+        os.rename(parent, tmp_path / "reports.moved")
+        parent.symlink_to(run)
+    _swap_while_rendering(monkeypatch, swap)
+    before = tree(str(run))
+    code, err = _diagnose(run, out)
+    assert code == 2 and "Traceback" not in err, err
+    assert tree(str(run)) == before, "a file was written into the run"

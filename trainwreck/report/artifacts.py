@@ -58,14 +58,34 @@ def write_snapshot(bundle: Bundle, out: str, report: Dict[str, Any]) -> List[str
                                  dir=os.path.dirname(target))
     except OSError as exc:
         raise OutError(f"cannot create --out {out}: {exc.strerror or exc}") from None
+    where = _where(stage, target)
     try:
         written = _render(bundle, report, stage)
+        # rendering takes a while: the folder (or a component of its path) may have been swapped for a link
+        # since the check; check again, and that the stage and the target are still the folders checked
+        why = refusal(out, bundle.root)
+        if why or _where(stage, target) != where:
+            raise OutError(why or f"--out {out} changed while the snapshot was being written (a folder of its path "
+                           "was replaced); nothing was written there. Run it again.")
         _publish(stage, target, bundle.root)
     except OSError as exc:
         raise OutError(f"cannot write --out {out}: {exc.strerror or exc}; it was left as it was") from None
     finally:
         shutil.rmtree(stage, ignore_errors=True)
     return written
+
+
+def _where(stage: str, target: str) -> tuple:
+    """What the stage and the target are on disk: resolved paths and (device, inode) of the stage, the target's
+    parent and the target (None when it does not exist yet)."""
+    def ident(p: str):
+        try:
+            st = os.lstat(p)
+        except OSError:
+            return None
+        return (st.st_dev, st.st_ino, os.path.islink(p))
+    return (os.path.realpath(stage), ident(stage), os.path.realpath(os.path.dirname(target)),
+            ident(os.path.dirname(target)), ident(target))
 
 
 def _put(stage: str, rel: str, text: str) -> None:
