@@ -162,7 +162,9 @@ def run_progress(bundle: Bundle) -> Dict[str, Any]:
 
 # a loop's position counter: tqdm's `| 150/1125 [01:02<06:44`, the bracketed `[4523/5000]` / `[ 10/5005]` of
 # PyTorch's examples, mmcv / mmengine's `Epoch [1][50/500]` and the CSAIL / imagenet style `Epoch: [1][4523/5000]`
-_COUNTER = lazy_re(r"\|\s*(\d{1,9})/(\d{1,9}) \[|\[\s*(\d{1,9})/(\d{1,9})[\]\s]")
+_TQDM = r"\|\s*(\d{1,9})/(\d{1,9}) \["
+TQDM = lazy_re(_TQDM)  # tqdm: ` 45%|████▌     | 9/20 [00:10<00:12, …]` (also decide/survived's progress counter)
+_COUNTER = lazy_re(_TQDM + r"|\[\s*(\d{1,9})/(\d{1,9})[\]\s]")
 _TAIL = 5  # the counter must be on one of a log's last lines: the log ends on progress
 
 

@@ -42,7 +42,8 @@ def headline(cls: str, primary: Optional[Finding], stage: str, bundle: Bundle, o
     return f"{head}, {where}" if where and cls in ("NaN", "divergence") else (f"{head} ({where})" if where else head)
 
 
-def _num(v: float) -> str:
+def short_num(v: float) -> str:
+    """A loss or metric value as the headline and the outcome say it: four significant digits."""
     return f"{v:.4g}"
 
 
@@ -52,7 +53,7 @@ def _ended_unknown(p: Dict, logs: bool) -> str:
     have finished (a healthy run's log need not say so)."""
     what = "the logs" if logs else "the logged metrics"
     unit = "epoch" if p.get("unit") == "epoch" else "step"
-    loss = (f" (loss {_num(p['loss_first'])} → {_num(p['loss_last'])})" if p.get("loss_first") is not None
+    loss = (f" (loss {short_num(p['loss_first'])} → {short_num(p['loss_last'])})" if p.get("loss_first") is not None
             and p.get("loss_last") is not None else "")
     part = p.get("partway")
     if part:

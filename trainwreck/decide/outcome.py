@@ -20,7 +20,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from trainwreck import lazy_re
 from trainwreck.analyze.outcome_progress import run_progress
 from trainwreck.collect.bundle import Bundle
-from trainwreck.decide.headline import not_learning
+from trainwreck.decide.headline import not_learning, short_num
 from trainwreck.decide.survived import GOES_ON
 from trainwreck.decide.timeline import StepIndex, when
 from trainwreck.model import Finding, Source, cite
@@ -120,17 +120,13 @@ def _survived(primary: Optional[Finding], done: Finding, idx: StepIndex) -> bool
     return t is not None and end is not None and t < float(end)
 
 
-def _num(v: float) -> str:
-    return f"{v:.4g}"
-
-
 def _progress_text(p: Dict[str, Any]) -> str:
     parts = []
     if p.get("step") is not None:
         unit = "epoch" if p.get("unit") == "epoch" else "step"
         parts.append(f"final {unit} {p['step']:g}" + (f" of {p['of']}" if p.get("of") else ""))
     if p.get("loss_first") is not None:
-        parts.append(f"loss {_num(p['loss_first'])} → {_num(p['loss_last'])}")
+        parts.append(f"loss {short_num(p['loss_first'])} → {short_num(p['loss_last'])}")
     return "; ".join(parts)
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Dict, List, Optional, Tuple
 
 from trainwreck import lazy_re
+from trainwreck.analyze.outcome_progress import TQDM
 from trainwreck.collect.bundle import Bundle
 from trainwreck.model import Finding, Line, Source
 
@@ -29,7 +30,6 @@ _LEVEL = lazy_re(
     r"|(?:^|\d: )W \S+\.\w+:\d+\]"  # TensorFlow: 2020-09-24 21:35:23.363348: W tensorflow/…/bfc_allocator.cc:246]
     r"|\b[A-Z]\w*Warning: ")  # warnings.warn: file.py:12: UserWarning: …
 _EXC = lazy_re(r"\b[A-Z]\w*(?:Error|Exception|Failed|Interrupt)\b")
-_TQDM = lazy_re(r"\|\s*(\d+)/(\d+) \[")  # tqdm: ` 45%|████▌     | 9/20 [00:10<00:12, …]`
 MIN_STEPS_AFTER = 2
 
 
@@ -56,7 +56,7 @@ def _counts_after(lines: List[Line], after: Source) -> List[int]:
         if ln.path != after.path or _key(ln.source())[0] != _key(after)[0] or not _key(ln.source()) > _key(after):
             continue
         if "/" in ln.text and "|" in ln.text:
-            out += [int(m.group(1)) for m in _TQDM.finditer(ln.text) if int(m.group(1)) <= int(m.group(2))]
+            out += [int(m.group(1)) for m in TQDM.finditer(ln.text) if int(m.group(1)) <= int(m.group(2))]
     return out
 
 
@@ -77,7 +77,7 @@ def progress_after(bundle: Bundle, after: Source) -> Optional[Source]:
     counts = _counts_after(lines, after)
     if len(set(counts)) >= MIN_STEPS_AFTER and max(counts) > min(counts):
         first = next((ln for ln in lines if ln.path == after.path and _key(ln.source()) > _key(after)
-                      and _TQDM.search(ln.text)), None)
+                      and TQDM.search(ln.text)), None)
         return first.source() if first is not None else None
     return None
 
