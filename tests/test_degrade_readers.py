@@ -241,3 +241,18 @@ def test_a_400_digit_value_in_a_log_line_or_table_is_no_infinity(tmp_path):
     d = diagnose(str(tmp_path), probe=False).diagnosis.to_json()
     assert d["classification"] != "NaN", d["headline"]
     assert all(s["nonfinite"] == 0 for s in d["metrics_summary"].values()), d["metrics_summary"]
+
+
+def test_a_stable_baselines_block_whose_counter_is_inf_is_read_without_a_step(tmp_path):
+    """SB3's console dump (`| time/total_timesteps | inf |`): an infinite counter is no step, never a crash of the
+    whole log (int(inf) raised OverflowError out of the table reader)."""
+    from trainwreck.pipeline import diagnose
+
+    dash = "-" * 40
+    block = [dash, "| rollout/            |          |", "|    ep_rew_mean      | -200     |",
+             "| time/               |          |", "|    total_timesteps  | inf      |",
+             "| train/              |          |", "|    value_loss       | 0.52     |", dash]
+    (tmp_path / "train.log").write_text("\n".join(block * 3) + "\n")
+    d = diagnose(str(tmp_path), probe=False).diagnosis.to_json()
+    assert d["metrics_summary"], d["notes"]
+    assert not any("OverflowError" in n for n in d["notes"]), d["notes"]

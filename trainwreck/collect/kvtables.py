@@ -12,6 +12,8 @@ from typing import Dict, Iterator, List, Optional, Tuple
 
 from trainwreck import lazy_re
 from trainwreck.collect.metricnames import canonical
+from trainwreck.collect.numbers import step as numbers_step
+from trainwreck.collect.numbers import text_value
 from trainwreck.model import Line
 
 _DASHES = lazy_re(r"^\s*-{10,}\s*$")
@@ -22,14 +24,13 @@ MAX_ROWS = 200  # a block longer than this is not a logger dump
 
 
 def _num(cell: str) -> Optional[float]:
-    try:
-        return float(cell)
-    except ValueError:
-        return None
+    return text_value(cell)[0]
 
 
 def _flush(rows: List[Tuple[Line, str, float]]) -> Iterator[Tuple[Line, Optional[int], Dict[str, float]]]:
-    step = next((int(v) for _l, k, v in rows if k in _STEPS and v >= 0 and v == int(v)), None)
+    # a counter cell that is `inf` or out of range is no step (numbers.step), never an OverflowError
+    step = next((s for _l, k, v in rows if k in _STEPS and (s := numbers_step(v)[0]) is not None and s >= 0
+                 and s == v), None)
     for line, key, value in rows:
         name = canonical(key)
         if name is not None and name != "epoch":

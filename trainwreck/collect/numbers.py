@@ -33,14 +33,15 @@ def value(v) -> Tuple[Optional[float], Optional[str]]:
 
 
 def text_value(cell: str) -> Tuple[Optional[float], Optional[str]]:
-    """A text cell (CSV, a table row) as a metric value; digits only that overflow a float are refused as in JSON."""
+    """A text cell (CSV, a table row, a log's `key=value`) as a metric value. A number that overflows a float
+    (`1111…1`, `1e999`) is refused as in JSON: it is too large, not an infinity; `inf` written as such stays one."""
     c = cell.strip()
     try:
         v = float(c)
     except ValueError:
         return None, None
-    if math.isinf(v) and c.lstrip("+-").isdigit():
-        return None, "integer too large"
+    if math.isinf(v) and "inf" not in c.lower():
+        return None, "integer too large" if c.lstrip("+-").isdigit() else "number too large"
     return v, None
 
 

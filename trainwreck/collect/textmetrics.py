@@ -16,6 +16,7 @@ from typing import Dict, List, Optional, Tuple
 from trainwreck import lazy_re
 from trainwreck.collect import showexpr
 from trainwreck.collect.metricnames import STEP_KEYS, core, extra
+from trainwreck.collect.numbers import text_value
 
 Result = Tuple[Optional[int], Dict[str, float]]
 
@@ -111,13 +112,10 @@ def _num(s: str) -> float:
         return float("nan")
     if "inf" in low:
         return float("-inf") if low.startswith("-") else float("inf")
-    v = float(s.replace(",", ""))
-    if v in (_INF, -_INF):  # digits only (`1111…1`, `1e999`): a number too large for a float, not an infinity
-        raise ValueError(f"{s[:20]}…: too large for a float")
+    v, why = text_value(s.replace(",", ""))  # `1111…1`, `1e999`: too large for a float, not an infinity
+    if v is None:
+        raise ValueError(why or s[:20])
     return v
-
-
-_INF = float("inf")
 
 
 def _accept(name: str, val: str, unit: Optional[str], tail: str, out: Dict[str, float]) -> Optional[int]:

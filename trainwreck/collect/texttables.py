@@ -15,6 +15,7 @@ from typing import Dict, Iterator, List, Optional, Tuple
 from trainwreck import lazy_re
 from trainwreck.collect import kvtables
 from trainwreck.collect.metricnames import canonical
+from trainwreck.collect.numbers import text_value
 from trainwreck.model import Line
 
 _SPLIT = lazy_re(r"\t+|\s{2,}|\s*\|\s*")
@@ -60,11 +61,7 @@ def _num(cell: str) -> Optional[float]:
     c = cell.strip().lower()
     if c in ("nan", "inf", "-inf", "+inf", "infinity", "-infinity"):
         return float(c.replace("infinity", "inf"))
-    try:
-        v = float(c)
-    except ValueError:
-        return None
-    return None if math.isinf(v) else v  # digits that overflow a float are too large, not an infinity
+    return text_value(c)[0]  # digits that overflow a float are too large, not an infinity
 
 
 def _header(text: str) -> Optional[List[str]]:

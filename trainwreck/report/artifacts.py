@@ -120,7 +120,7 @@ def _render(bundle: Bundle, d: Dict[str, Any], stage: str) -> List[str]:
              ("meta/failure-profile.json", lambda: _dump(profile)),
              ("meta/root-causes.json", lambda: _dump({k: d.get(k) for k in (
                  "primary_cause", "causes", "contributing_factors", "fix_candidates", "verification")})),
-             ("artifacts/failure.lock.json", lambda: json_text(lock) + "\n")]
+             ("artifacts/failure.lock.json", lambda: _dump(lock))]
     for rel, render in views:
         try:
             text = render()

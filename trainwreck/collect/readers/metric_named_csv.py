@@ -12,6 +12,8 @@ from typing import List, Optional
 
 from trainwreck.collect.metricfile import read_records
 from trainwreck.collect.metricnames import canonical
+from trainwreck.collect.numbers import step as numbers_step
+from trainwreck.collect.numbers import text_value
 from trainwreck.collect.readers import csvmetrics
 from trainwreck.model import Line, Point, Source
 
@@ -36,10 +38,8 @@ def _cells(text: str) -> Optional[List[float]]:
     parts = text.strip().split(",")
     if not 2 <= len(parts) <= 3:
         return None
-    try:
-        return [float(p) for p in parts]
-    except ValueError:
-        return None
+    cells = [text_value(p)[0] for p in parts]  # a number too large for a float is no value (collect/numbers.py)
+    return None if None in cells else cells
 
 
 def read(bundle, entry, ctx) -> None:
@@ -55,7 +55,7 @@ def read(bundle, entry, ctx) -> None:
                 if cells is None:
                     return None
                 s, v = cells[-2], cells[-1]
-                step = int(s) if math.isfinite(s) and s == int(s) else None
+                step = numbers_step(s)[0] if s == int(s) else None
                 bundle.add_point(metric, rel, Point(step, v, Source(rel, line.line, line.text, step=step,
                                                                     metric=metric, value=v, byte=line.byte)))
                 return 1

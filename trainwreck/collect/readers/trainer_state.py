@@ -138,8 +138,9 @@ def read(bundle, entry, ctx) -> None:
             _top_level(bundle, rel, head + tail)
             skipped: dict = {}
             hit = first_nonfinite(f.fd, size, _nonfinite_metric, skipped=skipped)
-            if scan_gaps(skipped):
-                bundle.note(f"{rel}: {scan_gaps(skipped)}")
+            gap = scan_gaps(skipped)
+            if gap:
+                bundle.note(f"{rel}: {gap}")
             if hit is not None:
                 off, _ln, raw = hit
                 m = _NONFINITE.search(raw)
