@@ -191,7 +191,7 @@ def detect(bundle: Bundle) -> List[Finding]:
                 f.role, f.suggests, f.confidence, f.fixes = "factor", None, min(f.confidence, 0.3), []
                 f.kind = "trajectory"  # an observation: the curve view must not call the run "not learning"
                 f.claim += (f"; {why}: the rest of the model learns, and this term is one that does not train "
-                            "(e.g. the entropy of a policy whose std is fixed)")
+                            "(a term with nothing trainable behind it)")
         out.append(f)
     # the gradient norm exactly 0
     g = finite_points(bundle.best_series("grad_norm"))

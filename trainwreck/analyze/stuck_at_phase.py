@@ -21,6 +21,7 @@ show progress past the entry, is left alone.
 from __future__ import annotations
 
 import re
+from itertools import islice
 from typing import List, Optional, Tuple
 
 from trainwreck import lazy_re
@@ -183,9 +184,10 @@ def _scan(log: LogText, cut: Optional[int] = None) -> Optional[dict]:
     last = None
     for i in range(len(tail) - 1, -1, -1):
         text = tail[i].text
-        if entry(text) is None and advances(text) or _TROUBLE.search(text[:2000]) and not _WAIT.search(text):
+        got = entry(text)  # once: entry() runs advances() itself
+        if got is None and advances(text) or _TROUBLE.search(text[:2000]) and not _WAIT.search(text):
             return None  # the log's last word is progress, or an error other detectors read
-        if entry(text) is not None:
+        if got is not None:
             last = i
             break
     if last is None or len(tail) - 1 - last > AFTER:
@@ -223,7 +225,7 @@ def _scan(log: LogText, cut: Optional[int] = None) -> Optional[dict]:
     return {"line": tail[last], "named": tail[named], "from": tail[min(named, last - waits + 1):], "phase": phase or "training", "after": len(tail) - 1 - last,
             "waits": waits, "progressed": any(advances(x.text) for x in before[-400:] + [tail[last]]),
             "distributed": any(_DIST.search(x.text[:2000]) and not _NOT_DIST.search(x.text[:2000])
-                               for x in (log.head + log.lines)[-400:])}
+                               for x in (log.lines[-400:] if len(log.lines) >= 400 else log.head + log.lines)[-400:])}
 
 
 def _ended(earlier: List[Finding]) -> bool:
@@ -266,7 +268,7 @@ def detect(bundle: Bundle, earlier: Optional[List[Finding]] = None) -> List[Find
         if hit is not None:
             hit["interrupt"] = stop
             hits.append((log, hit))
-        elif any(advances(x.text) for x in [x for x in log.lines if x.text.strip()][-5:]):
+        elif any(advances(x.text) for x in islice((x for x in reversed(log.lines) if x.text.strip()), 5)):
             moving = True  # another log ends in progress: the run went on past the entry
     if not hits or moving or _ended(earlier) or any(f.id == stuck_after_init.FINDING_ID for f in earlier):
         return []

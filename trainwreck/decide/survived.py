@@ -19,6 +19,7 @@ from typing import Dict, List, Optional, Tuple
 
 from trainwreck import lazy_re
 from trainwreck.analyze.outcome_progress import TQDM
+from trainwreck.analyze.tracebacks import vocab
 from trainwreck.collect.bundle import Bundle
 from trainwreck.model import Finding, Line, Source
 
@@ -109,7 +110,6 @@ def _went_on(bundle: Bundle, f: Finding, ended_by: Optional[Finding] = None) -> 
 # warnings.warn's own format from the program's code (not the interpreter's or a library's clean-up at exit, such
 # as multiprocessing's resource_tracker "leaked semaphore" warning after a crash)
 _PROGRAM_WARNING = lazy_re(r"^(\S+\.py):\d+: [A-Z]\w*Warning: ")
-_LIBRARY = ("site-packages/", "dist-packages/", "/lib/python", "<frozen")
 
 
 def _bare_went_on(bundle: Bundle, at: Source, ended_by: Optional[Finding]) -> Optional[str]:
@@ -122,7 +122,7 @@ def _bare_went_on(bundle: Bundle, at: Source, ended_by: Optional[Finding]) -> Op
         if _key(ln.source()) <= _key(at) or ".py:" not in ln.text:
             continue
         m = _PROGRAM_WARNING.match(ln.text)
-        if m is not None and not any(k in m.group(1) for k in _LIBRARY):
+        if m is not None and vocab.is_user_path(m.group(1)):
             return f"the program's own output follows it ({ln.path}:{ln.line})"
     if ended_by is not None and ended_by.outcome_by == "time-limit" and ended_by.evidence \
             and ended_by.evidence[0].path == at.path and _key(ended_by.evidence[0]) > _key(at):
