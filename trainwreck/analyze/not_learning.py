@@ -25,9 +25,8 @@ FIXES = ["overfit one small batch: the loss must fall far below its first value 
 
 
 def finite_points(s: Optional[Series]) -> List[Point]:
-    if s is None:
-        return []
-    return [p for p in s.points if isinstance(p.value, float) and math.isfinite(p.value)]
+    """The series' finite points (Series.finite), none for a missing series."""
+    return s.finite() if s is not None else []
 
 
 def printed_digits(v: float) -> int:

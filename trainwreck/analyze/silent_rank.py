@@ -12,7 +12,7 @@ import os
 from typing import Dict, List, Optional, Set, Tuple
 
 from trainwreck import lazy_re
-from trainwreck.catalog import families
+from trainwreck.catalog import family_ref
 from trainwreck.collect.bundle import Bundle
 from trainwreck.collect.ranks import line_rank
 from trainwreck.model import DIRECT, Finding, Line
@@ -31,8 +31,7 @@ MAX_WORLD = 4096
 
 
 def _family() -> Optional[Dict[str, str]]:
-    fam = families().get("silent-rank")
-    return {"id": fam["id"], "title": fam["title"]} if fam else None
+    return family_ref("silent-rank")
 
 
 def _span_text(ranks: Set[int], world: int) -> str:

@@ -10,7 +10,7 @@ import re
 from typing import List, Optional, Tuple
 
 from trainwreck import lazy_re
-from trainwreck.catalog import families
+from trainwreck.catalog import family_ref
 from trainwreck.collect.bundle import Bundle
 from trainwreck.model import DIRECT, Finding, Line
 
@@ -41,8 +41,7 @@ def family_of_wait(what: str):
 def _family(what: str):
     """The family by meaning of a wait: a collective that never completes, or a loader that delivers nothing."""
     fid = "collective-timeout" if "collective" in what else "data-pipeline-deadlock" if "DataLoader" in what else ""
-    fam = families().get(fid)
-    return {"id": fam["id"], "title": fam["title"]} if fam else None
+    return family_ref(fid)
 
 
 def _dump_files(bundle: Bundle):

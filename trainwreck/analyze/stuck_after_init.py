@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import List, Optional
 
 from trainwreck import lazy_re
-from trainwreck.catalog import families
+from trainwreck.catalog import family_ref
 from trainwreck.collect.bundle import Bundle
 from trainwreck.model import HYPOTHESIS, Finding, Line
 
@@ -30,8 +30,7 @@ AFTER = 25  # at most this many (setup) lines after it
 
 
 def _family() -> Optional[dict]:
-    fam = families().get("rendezvous-timeout")
-    return {"id": fam["id"], "title": fam["title"]} if fam else None
+    return family_ref("rendezvous-timeout")
 
 
 def _stuck_at(lines: List[Line]) -> Optional[tuple]:

@@ -27,7 +27,7 @@ from typing import List, Optional, Tuple
 from trainwreck import lazy_re
 from trainwreck.analyze import outcome, stuck_after_init
 from trainwreck.analyze.signatures import scan
-from trainwreck.catalog import families
+from trainwreck.catalog import family_ref
 from trainwreck.collect.bundle import Bundle
 from trainwreck.model import DIRECT, HYPOTHESIS, Finding, Line, LogText
 
@@ -250,8 +250,7 @@ def _cuts(earlier: List[Finding]) -> dict:
 
 
 def _family(fid: Optional[str]) -> Optional[dict]:
-    fam = families().get(fid) if fid else None
-    return {"id": fam["id"], "title": fam["title"]} if fam else None
+    return family_ref(fid)
 
 
 LATE = True  # stands down on the outcome markers and the init-stall finding the other detectors already made

@@ -197,10 +197,15 @@ def families() -> Dict[str, Dict[str, Any]]:
     return {f["id"]: f for f in read_compiled().get("meaning_families") or []}
 
 
+def family_ref(fid: Optional[str]) -> Optional[Dict[str, str]]:
+    """A family by meaning as the report names it ({"id", "title"}), or None when there is no such family."""
+    fam = families().get(fid or "")
+    return {"id": fam["id"], "title": fam["title"]} if fam else None
+
+
 def family_of(sig: Signature) -> Optional[Dict[str, str]]:
     """The family by meaning a signature belongs to, as the report names it ({"id", "title"}), or None."""
-    fam = families().get(sig.meaning_family or "")
-    return {"id": fam["id"], "title": fam["title"]} if fam else None
+    return family_ref(sig.meaning_family)
 
 
 _DIGITS = bytes.maketrans(b"0123456789", b"##########")  # "#" occurs in no gate or needle
