@@ -115,20 +115,21 @@ def _fuzzy_pattern(part):
 WINDOW = 1 << 17
 
 
-def _matches(rx, text, overlap, window=WINDOW):
-    """rx.finditer(text), one window of text at a time (budget.check() between windows). A match may start up to
-    the window's end and run `overlap` characters past it; one that reaches the searched end is matched again
+def _matches(rx, text, overlap, window=WINDOW, lo=0, n=None):
+    """rx.finditer(text[lo:n]), one window of text at a time (budget.check() between windows). A match may start up
+    to the window's end and run `overlap` characters past it; one that reaches the searched end is matched again
     against the whole text, so no match is cut by a window's edge."""
-    n, lo = len(text), 0
+    whole = len(text)
+    n = whole if n is None else n
     while lo < n:
         check()
         hi = min(n, lo + window)
-        ext = min(n, hi + overlap)
+        ext = min(whole, hi + overlap)
         end = hi
         for m in rx.finditer(text, lo, ext):
             if m.start() >= hi:
                 break
-            if m.end() >= ext and ext < n:
+            if m.end() >= ext and ext < whole:
                 m = rx.match(text, m.start())
                 if m is None:
                     continue
@@ -137,11 +138,40 @@ def _matches(rx, text, overlap, window=WINDOW):
         lo = end
 
 
+def _near(text, anchor, before, after):
+    """The spans of `text` that can hold a match of a quote part: from `before` characters ahead of an occurrence
+    of `anchor` (the part's longest literal piece, which every match holds) to `after` characters past its end,
+    merged, in order. Dense occurrences are merged by jumping to the last one in reach (rfind), so the walk takes
+    O(len(text) / reach + spans) steps, never one per occurrence."""
+    n, size = len(text), len(anchor)
+    j = text.find(anchor)
+    while j >= 0:
+        lo, hi = max(0, j - before), min(n, j + size + after)
+        while True:
+            k = text.rfind(anchor, j + 1, min(n, hi + before + size))
+            if k < 0:
+                break
+            j, hi = k, min(n, k + size + after)
+        yield lo, hi
+        j = text.find(anchor, j + 1)
+
+
+def _reach(pieces, nums, i):
+    """How far a match may run before and after its anchor, literal piece `i`: twice the quote's own characters
+    on each side, plus 32 characters per number there (a source's number may be longer than the quote's, 2.3071
+    quoted as 2.3; a float is written in at most 24) and some slack."""
+    def side(ps, ns):
+        return 2 * (sum(map(len, ps)) + sum(map(len, ns))) + 32 * len(ns) + 128
+    return side(pieces[:i], nums[:i]), side(pieces[i + 1:], nums[i:])
+
+
 def _fuzzy_found(part, sources, limit=2000):
     pat, nums = _fuzzy_pattern(part)
     if not nums:
         return False
-    anchor = max((p.strip() for p in _NUM_RE.split(part)), key=len)
+    pieces = _NUM_RE.split(part)  # literal pieces; piece i comes after i of the numbers
+    at = max(range(len(pieces)), key=lambda i: len(pieces[i].strip()))
+    anchor = pieces[at].strip()
     if anchor and anchor not in sources.joined:
         return False
     try:
@@ -149,10 +179,16 @@ def _fuzzy_found(part, sources, limit=2000):
     except re.error:
         return False
     overlap = 2 * len(part) + 64 * len(nums) + 256  # a source's numbers may be longer than the quote's (rounding)
+    window = max(2048, WINDOW // len(nums))
+    before, after = _reach(pieces, nums, at)
     for text in sources.texts:
         if anchor and anchor not in text:
             continue
-        for k, m in enumerate(_matches(rx, text, overlap, max(2048, WINDOW // len(nums)))):
+        # only where the anchor is: a quote of 24 numbers against a megabyte of digit runs is then searched in
+        # the few windows around its literal text, not at every digit (the whole text when it has no anchor)
+        spans = _near(text, anchor, before, after) if anchor else [(0, len(text))]
+        candidates = (m for lo, hi in spans for m in _matches(rx, text, overlap, window, lo, hi))
+        for k, m in enumerate(candidates):
             if k > limit:
                 break
             if all(_num_close(q, m.group(i + 1)) for i, q in enumerate(nums)):

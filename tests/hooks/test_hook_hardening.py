@@ -207,8 +207,26 @@ def _sources(*texts):
     return s
 
 
+def test_a_quote_is_searched_only_where_its_literal_text_is():
+    """24 numbers against 80 KB of spaced digits whose anchor ("zz") occurs once: decided, and in a sliver of the
+    budget, because only the window around "zz" can hold a match."""
+    src = _sources("1 " * 40000 + "q zz")
+    quote = " ".join(str(i) for i in range(1, 25)) + " zz"
+    budget.start(seconds=0.15, wall=5.0)
+    try:
+        assert not quote_match.found(quote, "text", src)  # decided: OutOfTime would have been raised
+        src.add("1 " * 40000 + " ".join("%d.04" % i for i in range(1, 25)) + " zz")  # rounded, far in: found
+        assert quote_match.found(quote, "text", src)
+    finally:
+        budget.stop()
+    text = "a" * 5000 + "zz" + "a" * 150 + "zz" + "b" * 100000 + "zz" + "c" * 10
+    assert list(quote_match._near(text, "zz", 100, 20)) == [(4900, 5022), (5052, 5174), (105054, 105166)]
+    dense = "zz " * 100000  # one span, found in a few hundred steps, not one per occurrence
+    assert list(quote_match._near(dense, "zz", 1000, 10)) == [(0, len(dense))]
+
+
 def test_the_budget_fails_open_instead_of_running_on(monkeypatch):
-    src = _sources("1 " * 200000 + "q zz")
+    src = _sources(("1 " * 23 + "zz ") * 20000)  # the anchor everywhere, 23 numbers before each: no shortcut
     budget.start(seconds=0.05, wall=0.5)
     try:
         t = time.perf_counter()
@@ -232,6 +250,15 @@ def test_the_hook_decides_or_fails_open_within_a_second_on_hostile_payloads(tmp_
     evidence_guard.decide(p)
     assert time.process_time() - c0 < 1.0
     assert took < 10  # far inside Claude Code's 15 s timeout even on a loaded machine
+
+
+def test_a_quote_of_many_numbers_is_decided_within_the_budget_not_let_through(tmp_path):
+    """The outside probe's quote of 24 numbers against runs of digits: the quote is in no tool output, so the
+    reply is blocked (it used to run into the budget and fail open)."""
+    p = hostile.payload(str(tmp_path), hostile.many_numbers)
+    rc, out, err, _took = _hook(p, tmp_path)
+    assert rc == 0 and err == "" and decision(out) == "block"
+    assert "appears in no tool output" in json.loads(out)["reason"]
 
 
 def test_a_line_nested_too_deep_is_skipped_and_the_rest_still_judged(tmp_path):
