@@ -9,6 +9,8 @@ named in a note. "Nothing to diagnose" is left for a run where no file holds tex
 
 What is read is bounded by bytes, never by a clock: at most MAX_FILES_READ files, chosen and ordered by how
 likely they are to hold the first failure (see `plan`), and logs share one byte budget (safeio.EVIDENCE_BYTES).
+The CPU-time deadlines of safeio (a file's, the run's) are only a backstop: a file past its deadline is left out
+with a note, and once the run's is passed the files not yet read are named in one note.
 """
 from __future__ import annotations
 
@@ -19,10 +21,11 @@ from typing import Dict, List, Optional, Tuple
 
 from trainwreck import lazy_re, submodules
 from trainwreck.collect import readers as _readers_pkg
+from trainwreck.collect import safeio
 from trainwreck.collect.bundle import Bundle
 from trainwreck.collect.content import READER_OF, Skipped, classify
 from trainwreck.collect.inflate import compression_of, open_evidence
-from trainwreck.collect.safeio import MIN_HEAD, MIN_TAIL, BoundedFile, Budget, Entry, Skip
+from trainwreck.collect.safeio import MIN_HEAD, MIN_TAIL, BoundedFile, Budget, Entry, OutOfTime, Skip
 from trainwreck.collect.walk import Walker
 from trainwreck.locate import Run
 
@@ -152,6 +155,7 @@ def collect(run: Run) -> Bundle:
             if not got and not any(skipped.by.get(r) for r in ("binary", "special", "unreadable")):
                 mods, skipped = [_modules()[READER_OF["log"]]], Skipped()  # text of another kind, named: read it
         _read(ctx, entry, mods[:1])
+        bundle.deadline = ctx.budget.until
         _finish(bundle, skipped)
         return bundle
     walker = Walker(run.root)
@@ -170,7 +174,10 @@ def collect(run: Run) -> Bundle:
     chosen, note = plan(bundle.root, claimed + by_content, content_logs)
     if note:
         bundle.note(note)
-    for entry, mod in chosen:
+    for i, (entry, mod) in enumerate(chosen):
+        if ctx.budget.out_of_time():
+            _unread(bundle, [e.rel for e, _m in chosen[i:]])
+            break
         _read(ctx, entry, [mod])
     if not bundle.files and skipped.structured:  # nothing else holds text: what does is read as a log
         last = sorted(skipped.structured, key=lambda e: (-e.mtime, e.rel))[:LAST_RESORT]
@@ -185,6 +192,7 @@ def collect(run: Run) -> Bundle:
         bundle.note("the collection's byte budget for logs is spent: "
                     f"{len(ctx.reduced)} log(s) read by their first {MIN_HEAD >> 10} KB and last {MIN_TAIL >> 10} KB "
                     f"only ({', '.join(ctx.reduced[:5])}{' …' if len(ctx.reduced) > 5 else ''})")
+    bundle.deadline = ctx.budget.until
     named = [log for log in bundle.logs if log.path in content_logs]
     if named:
         shown = ", ".join(f"{log.path} ({_what(log)})" for log in named[:5])
@@ -213,6 +221,11 @@ def _finish(bundle: Bundle, skipped: Skipped) -> None:
             bundle.notes.insert(0, note)
 
 
+def _unread(bundle: Bundle, rels: List[str]) -> None:
+    bundle.note(f"the run's CPU deadline ({safeio.RUN_SECONDS:.0f} s) was reached: {len(rels)} file(s) not read "
+                f"({', '.join(rels[:5])}{' …' if len(rels) > 5 else ''})")
+
+
 def _read(ctx: Context, entry: Entry, mods: list) -> None:
     """Each file is read on its own: whatever a reader raises on one malformed file (the expected OSError, or an
     unexpected OverflowError, TypeError …) becomes a note naming the file, what it gave is dropped whole, and the
@@ -220,6 +233,9 @@ def _read(ctx: Context, entry: Entry, mods: list) -> None:
     for mod in mods:
         try:
             mod.read(ctx.bundle, entry, ctx)
+        except OutOfTime as exc:  # a backstop, not a budget: what the file gave before it is not trusted half-read
+            ctx.bundle.forget(entry.rel)
+            ctx.bundle.note(str(exc))
         except Skip as exc:
             ctx.bundle.note(str(exc))
         except (OSError, ValueError, UnicodeError, MemoryError, RecursionError) as exc:

@@ -70,6 +70,7 @@ class Bundle:
         self.files = [] if files is None else files
         self.notes = [] if notes is None else notes
         self.probes = {} if probes is None else probes
+        self.deadline: Optional[float] = None  # the run's CPU deadline (safeio.cpu_clock), set by collect
 
     def note(self, text: str) -> None:
         if text not in self.notes:

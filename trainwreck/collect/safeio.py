@@ -4,8 +4,10 @@ Rules every reader follows:
 - never open anything that is not a regular file (a FIFO named train.log would block forever);
 - never follow a symlink that leaves the run directory, never loop through symlinked directories;
 - never read a whole large file: small files are read whole, large ones by head + tail (seek from the end);
-- the work is bounded by bytes, never by a clock: per file (head + tail), per collection (EVIDENCE_BYTES, then
-  only MIN_HEAD + MIN_TAIL per file) and for line numbering (COUNT_LIMIT, COUNT_BYTES: beyond, byte offsets);
+- the work is bounded by bytes: per file (head + tail), per collection (EVIDENCE_BYTES, then only MIN_HEAD +
+  MIN_TAIL per file) and for line numbering (COUNT_LIMIT, COUNT_BYTES: beyond, byte offsets), never by a clock;
+  CPU-time deadlines (FILE_SECONDS, RUN_SECONDS: this process's CPU time, which load does not advance) are only a
+  backstop far above any input's cost (the worst hostile file: ~0.3 s): a file past one is left out with a note;
 - never write anything.
 Every reader reads through BoundedFile; every line it returns is already decoded, stripped of ANSI codes and NUL
 bytes, and redacted (key and value together), so no text leaves a reader unredacted.
@@ -15,6 +17,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+import time
 from bisect import bisect_right
 from typing import List, Optional, Tuple
 
@@ -47,6 +50,14 @@ _ANSI = lazy_re(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[()][0-9A-Za-z]|\x1b[=>]")
 
 class Skip(Exception):
     """A file that cannot or must not be read; the message is one line for the report's notes."""
+
+
+FILE_SECONDS, RUN_SECONDS = 10.0, 30.0  # CPU seconds for reading one file; for a run's collection and analysis
+cpu_clock = time.process_time  # this process's CPU time: machine load does not advance it
+
+
+class OutOfTime(Skip):
+    """A file whose reading passed its CPU deadline: what it gave is left out, and the note says so."""
 
 
 @record
@@ -213,6 +224,10 @@ class Budget:
         self.evidence = EVIDENCE_BYTES if evidence is None else evidence
         self.counting = COUNT_BYTES if counting is None else counting
         self.inflate = INFLATE_BYTES if inflate is None else inflate
+        self.until = cpu_clock() + RUN_SECONDS  # the run's CPU deadline (collection and analysis)
+
+    def out_of_time(self) -> bool:
+        return cpu_clock() > self.until
 
 
 class BoundedFile:
@@ -228,6 +243,15 @@ class BoundedFile:
         self.pieces: List[Tuple[int, bytes]] = []  # (offset, bytes) read as evidence
         self.reduced = False  # the collection's byte budget was spent: only MIN_HEAD + MIN_TAIL were read
         self._marks: List[Tuple[int, int]] = [(0, 0)]  # (offset, newlines before it) known so far, sorted
+        self.until = min(self.budget.until, cpu_clock() + FILE_SECONDS)
+
+    def check(self) -> None:
+        """Raise OutOfTime past this file's CPU deadline (its own, or the run's when that comes first)."""
+        if cpu_clock() > self.until:
+            run = self.until >= self.budget.until
+            raise OutOfTime(f"{self.rel}: reading stopped at the CPU deadline "
+                            f"({f'{RUN_SECONDS:.0f} s for the whole run' if run else f'{FILE_SECONDS:.0f} s a file'}); "
+                            "what it gave is left out of the diagnosis")
 
     def __enter__(self) -> "BoundedFile":
         return self
@@ -242,6 +266,7 @@ class BoundedFile:
 
     def peek(self, offset: int, size: int) -> bytes:
         """Raw bytes for a decision (format sniffing, scanning); not evidence, never shown."""
+        self.check()
         try:
             return pread(self.fd, max(0, min(size, self.size - offset)), offset)
         except OSError as exc:
@@ -315,7 +340,9 @@ class BoundedFile:
         if numbered:
             first = 1 if start == 0 else self.line_number_at(start)
             first = first + skipped if first is not None else None
-        return split_lines(data, self.rel, first, start_kept)
+        out = split_lines(data, self.rel, first, start_kept)
+        self.check()
+        return out
 
     def line_after(self, offset: int, limit: int = 4096) -> Optional[Line]:
         """The first whole line that starts after `offset` (within `limit` bytes), cited by byte offset."""
