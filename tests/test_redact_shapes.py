@@ -136,6 +136,11 @@ LOOKALIKES = [
     ("pad-token", "pad_token: <pad>"),
     ("tokens-per-second", '{"step": 10, "tokens_per_second": 51234.5, "loss": 2.31}'),
     ("key-error", "KeyError: 'input_ids'"),
+    # torch.distributed's store keys are names built of words and a counter (the store-based barrier's timeout)
+    ("store-barrier-key", "Timed out initializing process group in store based barrier on rank: 0, for key: "
+                          "store_based_barrier_key:1 (world_size=2, worker_count=4, timeout=0:02:00)"),
+    ("store-broadcast-key", "Waiting in store based barrier to initialize process group for rank: 2, key: "
+                            "store_based_barrier_key:2 (world_size=8, worker_count=7, timeout=0:30:00)"),
 ]
 
 

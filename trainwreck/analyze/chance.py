@@ -30,20 +30,23 @@ def _at(p) -> str:
 
 def detect(bundle: Bundle) -> List[Finding]:
     cfg = class_count(bundle)
-    acc = _last(bundle, "accuracy")
+    train_acc = _last(bundle, "accuracy")
+    held_out = _last(bundle, "val_acc") or _last(bundle, "test_acc")
     # K from the data when the config does not give it: the accuracy's 1/K (the loss must then sit at ln K too)
     k_acc = None
-    if acc:
-        a = median(p.value for p in acc)
-        frac = a / 100.0 if max(p.value for p in acc) > 1.5 else a
-        if 0.0005 <= frac <= 0.5:
-            k_acc = int(round(1.0 / frac))
+    for series in (train_acc, held_out):
+        if series and k_acc is None:
+            a = median(p.value for p in series)
+            frac = a / 100.0 if max(p.value for p in series) > 1.5 else a
+            if 0.0005 <= frac <= 0.5:
+                k_acc = int(round(1.0 / frac))
     ks: Tuple[int, ...] = (cfg[0],) if cfg else COMMON_K + ((k_acc,) if k_acc and k_acc >= 2 else ())
     epochs = epochs_by_line(bundle)
     for name in ("eval_loss", "loss"):
         pts = _last(bundle, name)
         if not pts or len(pts) < 2:
             continue
+        acc = (held_out or train_acc) if name == "eval_loss" else (train_acc or held_out)  # the same split first
         level = median(p.value for p in pts)
         k = nearest_k(level, ks)
         if k is None:

@@ -37,10 +37,19 @@ def _distinct(pts: List[Point]) -> List[Point]:
 
 
 def _train_moves(bundle: Bundle) -> Optional[str]:
-    pts = finite_points(bundle.best_series("loss"))
-    if len(pts) < 2 or len({p.value for p in pts}) < 2:
-        return None
-    return f"the training loss moved from {fmt(pts[0].value)} to {fmt(pts[-1].value)}"
+    """How the training side moved between the evaluations: its loss, else its accuracy (a log of accuracies)."""
+    for name, what in (("loss", "the training loss"), ("accuracy", "the training accuracy")):
+        pts = finite_points(bundle.best_series(name))
+        if len(pts) >= 2 and len({p.value for p in pts}) >= 2:
+            return f"{what} moved from {fmt(pts[0].value)} to {fmt(pts[-1].value)}"
+    return None
+
+
+LOW_ACCURACY = 0.2  # a held-out accuracy frozen below this share (or percent) is one class predicted for all inputs
+
+
+def _low_accuracy(name: str, value: float) -> bool:
+    return "acc" in name and (value if value <= 1.0 else value / 100.0) < LOW_ACCURACY
 
 
 def _no_better(bundle: Bundle, value: float):
@@ -71,8 +80,10 @@ def detect(bundle: Bundle) -> List[Finding]:
         if pts[0].value == 0.0 or printed_digits(pts[0].value) < need:
             continue  # an exact 0 is not_learning's
         frozen.append((name, pts))
-    if not any("loss" in name for name, _ in frozen):
-        return []  # an accuracy that repeats on a small validation set is not enough on its own
+    if not any("loss" in name or (_low_accuracy(name, pts[0].value) and printed_digits(pts[0].value) >= MIN_DIGITS)
+               for name, pts in frozen):
+        return []  # a high accuracy that repeats on a small validation set is not enough on its own: a converged
+        # model scores the same count; one frozen to 4+ digits at a low share is the share of the class it always picks
     frozen.sort(key=lambda t: ("loss" not in t[0], t[0]))
     name, pts = frozen[0]
     n = len(pts)

@@ -14,7 +14,7 @@ from typing import List, Optional, Sequence
 from trainwreck.analyze import trajectory_context as ctx
 from trainwreck.analyze.trajectory_stats import epochs_by_line, few_words, fmt, late, points_confidence
 from trainwreck.collect.bundle import Bundle, Series
-from trainwreck.collect.metricnames import role
+from trainwreck.collect.metricnames import canonical, role
 from trainwreck.model import DIRECT, Finding, Point
 
 MIN_RUN = 3  # points in a stuck stretch (2 when the whole logged series is that stretch)
@@ -73,10 +73,13 @@ def _pinned(bundle: Bundle, epochs) -> List[tuple]:
     maximum (1 or 100) over its whole logged stretch of ≥ 2 points. A ceiling counts only from the first steps
     of training: the end of a converged run sits at 100 % training accuracy too."""
     out = []
+    single = []  # accuracies logged once, at exactly 0
     for name in sorted(bundle.series):
         if name != "accuracy" and role(name) != "task":
             continue
         pts = finite_points(bundle.best_series(name))
+        if len(pts) == 1 and pts[0].value == 0.0 and "acc" in name:
+            single.append((name, pts, 0, "floor"))
         if len(pts) < 2:
             continue
         v = pts[-1].value
@@ -85,7 +88,9 @@ def _pinned(bundle: Bundle, epochs) -> List[tuple]:
             early = not late(pts[0], epochs, step=1000, epoch=1.0) and (pts[0].step is not None or bool(epochs))
             if i == 0 and (v == 0.0 or early):
                 out.append((name, pts, i, "floor" if v == 0.0 else "ceiling"))
-    return out
+    # one evaluation says little, but the training and the held-out accuracy both at exactly 0 is a model that
+    # gets nothing right anywhere (any chance level is above 0)
+    return out + (single if len(single) >= 2 else [])
 
 
 def _loss_barely_moves(bundle: Bundle) -> Optional[str]:
@@ -232,13 +237,23 @@ def detect(bundle: Bundle) -> List[Finding]:
         floor_alone = len(floors) >= 3 and len(floors) == len(_task_series(bundle))
     else:
         floor_alone = bool(floors) and (len(floors) >= 2 or len(floors[0][1]) >= 3 or floors[0][0] == "accuracy")
+    # a validation metric at exactly 0 over 3+ evaluations while the same metric on the training data rises is
+    # no warm-up (the model does learn the training set): the held-out score is broken or never reached
+    twins = {p[0]: train_twin_rise(bundle, p[0]) for p in floors if len(p[1]) >= 3}
+    twins = {k: v for k, v in twins.items() if v}
+    if twins:
+        floors = [p for p in floors if p[0] in twins] + [p for p in floors if p[0] not in twins]
+        floor_alone = True
     if pinned and (moving or floor_alone) and not any(f.id == "metric.loss-exactly-zero" for f in out):
-        chosen = pinned if moving else sorted(floors, key=lambda p: -len(p[1]))
+        chosen = pinned if moving else (floors if twins else sorted(floors, key=lambda p: -len(p[1])))
         name, pts, _i, where = chosen[0]
         others = [p[0] for p in chosen[1:]]
-        claim = (f"{name} stays at its {where} {fmt(pts[-1].value)} at every one of {len(pts)} evaluations "
-                 f"({_at(pts[0])} to {_at(pts[-1])})" + (f", as do {', '.join(others[:4])}" if others else "")
-                 + (f", while the loss barely moves ({moving})" if moving else _loss_trend(bundle)))
+        claim = ((f"{name} stays at its {where} {fmt(pts[-1].value)} at every one of {len(pts)} evaluations "
+                  f"({_at(pts[0])} to {_at(pts[-1])})" if len(pts) > 1 else
+                  f"{name} is at its {where} {fmt(pts[-1].value)} at {_at(pts[0])}")
+                 + (f", as {'do' if len(pts) > 1 else 'is'} {', '.join(others[:4])}" if others else "")
+                 + (f", while the loss barely moves ({moving})" if moving else
+                    f", while {twins[name]} on the training data" if name in twins else _loss_trend(bundle)))
         f = _finding("metric.task-metric-pinned", claim, len(pts), 0.65 if moving else 0.5,
                      [pts[0].source, pts[-1].source], pts[0],
                      "The task metric never leaves its floor (or sits at a trivial ceiling) while the loss "
@@ -247,6 +262,23 @@ def detect(bundle: Bundle) -> List[Finding]:
         f.confidence = round(f.confidence + min(0.1, 0.05 * len(others)), 2)  # several metrics pinned together
         out.append(f)
     return out
+
+
+_EVAL_PREFIXES = ("eval_", "val_", "valid_", "validation_", "test_")
+
+
+def train_twin_rise(bundle: Bundle, name: str) -> Optional[str]:
+    """For a validation metric (`val_acc`), 'accuracy rises (0.0916 → 0.4467)' when the same metric logged on
+    the training data (`train_acc`, `acc_train`: series `accuracy`) ends above where it started and above 0."""
+    base = next((name[len(p):] for p in _EVAL_PREFIXES if name.startswith(p)), None)
+    if not base:
+        return None
+    twin = next((n for n in (canonical(base), canonical("train_" + base)) if n and n != name and n in bundle.series),
+                None)
+    pts = finite_points(bundle.best_series(twin)) if twin else []
+    if len(pts) < 2 or not (pts[-1].value > pts[0].value and pts[-1].value > 0):
+        return None
+    return f"{twin} rises ({fmt(pts[0].value)} → {fmt(pts[-1].value)})"
 
 
 def _task_series(bundle: Bundle) -> List[str]:

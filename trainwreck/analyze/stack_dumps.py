@@ -29,9 +29,16 @@ _WAITS = [
 ]
 
 
+# the standard library's pipes, sockets and queues: their recv/send/wait is a process or thread waiting on a
+# pipe (a DataLoader worker's queue, a subprocess), never a collective; the frames outside them say whose
+_STDLIB_IPC = lazy_re(r"(?:^|[/\\])(?:multiprocessing[/\\]\w+|socket|selectors|threading|queue|subprocess)\.py$")
+
+
 def wait_of(func: str, file: str) -> Optional[Tuple[int, str]]:
     """What a frame waits on, as (precedence, description), or None: a collective, the DataLoader, the GPU, a lock."""
-    return next(((k, w) for k, (w, rx) in enumerate(_WAITS) if rx.search(func) or rx.search(file)), None)
+    waits = _WAITS[-1:] if _STDLIB_IPC.search(file) else _WAITS
+    return next(((len(_WAITS) - len(waits) + k, w) for k, (w, rx) in enumerate(waits)
+                 if rx.search(func) or rx.search(file)), None)
 
 
 def family_of_wait(what: str):

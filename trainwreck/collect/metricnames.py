@@ -13,9 +13,10 @@ from trainwreck import lazy_re
 
 _CANON = [
     ("eval_loss", lazy_re(r"^(?:eval|val|valid|validation|test)[_/ \-.]?(?:lm[_ ])?loss(?:[_/\-.]?(?:epoch|step))?$"
-                             r"|^loss[_/\-.](?:eval|val|valid|validation)$")),
+                             r"|^loss[_/\-.](?:eval|val|valid|validation)$|^(?:eval|val|valid|validation|test)[_/ \-.]nll$")),
     ("loss", lazy_re(r"^(?:train(?:ing)?[_/ \-.]?)?(?:lm[ _]|total[_ ]|avg[_ ]|mean[_ ])?loss(?:[_/\-.]?(?:step|epoch|train|avg|mean))?$"
-                        r"|^train[_/]loss[_/\-.]?(?:step|epoch)?$|^objective$|^cross[_ ]?entropy$|^xent$|^nll(?:_loss)?$")),
+                        r"|^train[_/]loss[_/\-.]?(?:step|epoch)?$|^objective$|^cross[_ ]?entropy$|^xent$"
+                        r"|^(?:train(?:ing)?[_/ \-.]?)?nll(?:_loss)?$")),
     ("grad_norm", lazy_re(r"^(?:train[_/])?(?:global[_ ])?(?:grad|gradient)[_ \-.]?norm(?:[_/\-.]?(?:total|global|l2))?$"
                              r"|^(?:grad|gradient)s?[_/\-.]norm$|^gnorm$|^total[_ ]norm$|^grad_norm/total$")),
     ("lr", lazy_re(r"^(?:train[_/])?(?:lr|learning[_ \-]?rate)(?:[_/\-.].*)?$|^lr-.*$")),
@@ -33,16 +34,29 @@ _CANON = [
 ]
 # A literal each pattern's match contains (any one of them): a key holding none of them is not tried against it,
 # so a run compiles only the patterns its metric names can match.
-_NEEDS = {"eval_loss": ("loss",), "loss": ("loss", "objective", "entropy", "xent", "nll"), "grad_norm": ("norm",),
+_NEEDS = {"eval_loss": ("loss", "nll"), "loss": ("loss", "objective", "entropy", "xent", "nll"), "grad_norm": ("norm",),
           "lr": ("lr", "learning"), "loss_scale": ("scale",), "skipped_iterations": ("skipped",),
           "nan_iterations": ("nan",), "throughput": ("tok", "samples", "it", "img", "images", "throughput", "steps"),
           "memory": ("mem",), "accuracy": ("acc",), "epoch": ("epoch",), "eta_seconds": ("eta",)}
 
 
+# the split written after the metric (`nll_train`, `acc_val`, `f1_dev`, NRI's and many research loops' layout)
+_SPLIT_AFTER = lazy_re(r"^([a-z][a-z0-9]*(?:_[a-z0-9]+)?)[_/\-.](train|training|val|valid|validation|eval|test|dev)$")
+
+
+def _split_first(key: str) -> str:
+    """`nll_train` → `train_nll`, `acc_val` → `val_acc`, `f1_dev` → `val_f1`: the split first, as every other
+    spelling has it; a name without a split after it is unchanged."""
+    m = _SPLIT_AFTER.match(key) if "_" in key or "/" in key or "-" in key or "." in key else None
+    if m is None or m.group(1) in ("lr", "epoch", "step", "loss"):  # `loss_val` has its own rule
+        return key
+    return f"{'val' if m.group(2) == 'dev' else m.group(2)}_{m.group(1)}"
+
+
 @lru_cache(maxsize=4096)
 def core(name: str) -> Optional[str]:
     """The core canonical name of a metric key (loss, grad_norm, lr, …), or None."""
-    key = name.strip().strip("'\"").lower()
+    key = _split_first(name.strip().strip("'\"").lower())
     for canon, rx in _CANON:
         if any(n in key for n in _NEEDS[canon]) and rx.match(key):
             return canon
@@ -77,7 +91,7 @@ _KL = lazy_re(r"^(?:objective/|policy/|ppo/policy/)?(?:approx_?kl|kl(?:_div(?:er
 def extra(name: str) -> Optional[str]:
     """The series name of a key that is not a core metric but is still worth a trajectory: a loss component, a
     task metric, a reward statistic or a KL. None for anything else."""
-    key = name.strip().strip("'\"").lower().replace(" ", "_")
+    key = _split_first(name.strip().strip("'\"").lower().replace(" ", "_"))
     if not key or len(key) > 60:
         return None
     ev = _EVAL.match(key)
@@ -101,6 +115,8 @@ def extra(name: str) -> Optional[str]:
         return None if ev else "kl"
     if _TASK.match(base.replace("(b)", "").replace("(m)", "") if "(" in base else base) or (
             "_" in base and _QUALIFIED_TASK.match(base)):
+        if ev and base in ("acc", "accuracy"):  # every spelling of a held-out accuracy is one series
+            return "test_acc" if key.startswith("test") else "val_acc"
         return key.replace("metrics/", "").replace("(b)", "").replace("(m)", "")
     if ("loss" in base or len(base) <= 3) and _LOSS_WORD.search(base) and not ev:
         words = set(base.replace("/", "_").replace(".", "_").split("_"))

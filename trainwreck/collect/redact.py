@@ -188,9 +188,15 @@ def _judge(text: str, m: "re.Match[str]", vs: int, ve: int, q: str) -> int:
     if _NOT_SECRET.search(name) or len(val) < 8 or _NUMBER.fullmatch(val):
         return 0
     if word == "key" and not _SECRET_KEYS.search(name) and not (name.isupper() and "_" in name):
-        if not (any(c.isdigit() for c in val) and any(c.isalpha() for c in val)):
+        # a value that looks random: letters and digits mixed, and not a name built of words (two or more
+        # all-letter parts of 4+, as in `store_based_barrier_key:1`)
+        if not (any(c.isdigit() for c in val) and any(c.isalpha() for c in val)) or \
+                sum(1 for w in _PARTS.split(val) if len(w) >= 4 and w.isalpha()) >= 2:
             return 0
     return ve
+
+
+_PARTS = lazy_re(r"[^A-Za-z0-9]+")
 
 
 # A 40-hex value is a key only where a key name stands just before it ("Logging in with key <hex>"); alone, in a

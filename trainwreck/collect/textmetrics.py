@@ -15,7 +15,7 @@ from typing import Dict, List, Optional, Tuple
 
 from trainwreck import lazy_re
 from trainwreck.collect import showexpr
-from trainwreck.collect.metricnames import STEP_KEYS, core, extra
+from trainwreck.collect.metricnames import STEP_KEYS, core, extra, role
 from trainwreck.collect.numbers import text_value
 
 Result = Tuple[Optional[int], Dict[str, float]]
@@ -71,6 +71,36 @@ _ITER_WORDS = frozenset({"iter", "iteration", "iterations", "it"})
 _key_cache: Dict[str, Optional[str]] = {}
 
 
+# The split a multi-word key names before its metric (`val acc`, `Test Instance Accuracy`, `validation loss`): kept,
+# so a held-out accuracy never joins the training accuracy's series.
+_SPLIT_WORDS = ("val", "valid", "validation", "eval", "evaluation", "test", "dev")
+_SPLIT_KEEPS = frozenset({"accuracy", "loss"})
+
+
+def _with_split(name: str, cand: str, before: List[str]) -> str:
+    split = next((w for w in reversed(before[-3:]) if w in _SPLIT_WORDS), None)
+    if split is None:
+        return name
+    split = {"evaluation": "eval", "dev": "val"}.get(split, split)
+    return core(f"{split} {cand}") or extra(f"{split}_{cand.replace(' ', '_')}") or name
+
+
+def _carried(key: Optional[str], name: Optional[str], carry: Optional[str]) -> Tuple[Optional[str], Optional[str]]:
+    """(carry, name): a line's later keys without a split of their own share the split (or the bound) an earlier
+    key of the line named: `Test Instance Accuracy: 0.04, Class Accuracy: 0.025` is two test accuracies, `Best
+    Instance Accuracy: 0.04, Class Accuracy: 0.025` two bests (a bound carries to qualified names only: `best loss:
+    0.3, loss: 0.5` ends with the loss); `Train Loss` after `Val Loss` keeps its own split."""
+    words = key.lower().split(" ") if key else []
+    own = next((w for w in words if w in _SPLIT_WORDS or w in ("train", "training") or w in _MODIFIERS), None)
+    if own is not None:
+        return ("bound" if own in _MODIFIERS else own), name
+    if carry is None or carry in ("train", "training") or name not in _SPLIT_KEEPS:
+        return carry, name
+    if carry == "bound":  # a bare `loss` after `best loss` is the loss itself; `Class Accuracy` is the best's
+        return carry, (None if len(words) > 1 else name)
+    return carry, _with_split(name, name, [carry])
+
+
 def _resolve(key: str) -> Optional[str]:
     """Canonical name for a (possibly multi-word) key: the longest trailing run of words that names a metric
     or a step counter. None when nothing does, or when a bound word precedes it ('best loss', 'max lr')."""
@@ -92,8 +122,10 @@ def _resolve(key: str) -> Optional[str]:
             else:
                 name = extra(cand) if len(words) - i <= 3 else None
             if name is not None:
-                if i > 0 and words[i - 1] in _MODIFIERS:
-                    name = None
+                if i > 0 and (words[i - 1] in _MODIFIERS or (name in _SPLIT_KEEPS and _MODIFIERS.intersection(words[:i]))):
+                    name = None  # `max lr`; `Best Instance Accuracy`: a bound, not a measurement
+                elif name in _SPLIT_KEEPS and i > 0:
+                    name = _with_split(name, cand, words[:i])
                 found = name
                 break
             if i >= 4:
@@ -129,8 +161,8 @@ def _accept(name: str, val: str, unit: Optional[str], tail: str, out: Dict[str, 
             if name != "epoch" or not val.isdigit():
                 return None  # `Validation loss 6312:`, `eta: 2:46:39`, `file.py:181:`
         elif tail == "%":
-            if name != "accuracy":
-                return None
+            if name != "accuracy" and not (name.endswith(("_acc", "_accuracy")) and role(name) == "task"):
+                return None  # an accuracy of any split may be printed in percent; nothing else is read so
         else:  # `/total`: `epoch 3/10`, `loss 3/4`
             return None
     if name not in out:
@@ -148,6 +180,7 @@ def _plan(text: str, low: str) -> Plan:
     """The metric name behind each `key: value` match and each `key value` match of a line (None: not a
     metric). Lines printed by one logging call share their plan, so it is computed once per layout."""
     sep: List[Optional[str]] = []
+    carry: Optional[str] = None
     if "=" in text or ":" in text or "->" in text or " is " in text:
         rev = text[::-1]
         n = len(text)
@@ -159,7 +192,9 @@ def _plan(text: str, low: str) -> Plan:
                 whose = whose.replace(" ", "_")
                 key = (whose if whose.lower().endswith("loss") else f"{whose}_loss") if what.lower().endswith(
                     "loss") else key
-            sep.append(_resolve(key) if key is not None else None)
+            name = _resolve(key) if key is not None else None
+            carry, name = _carried(key, name, carry)
+            sep.append(name)
     ws: List[Optional[str]] = []
     if "loss " in low or "lr " in low or "step" in low or "iter" in low or "epoch " in low or "loss\t" in low:
         for m in _WSPAIR.finditer(low):

@@ -1,7 +1,7 @@
 """A message the run went on past is not the run's failure, whatever the outcome (completed, interrupted, unknown).
 
 - A warning-level line (logging `[WARNING]` / `WARNING:` / ` - WARNING - `, c10's `[W file.cpp:N]`, glog's
-  `W1129 11:04:57`, Python's `…Warning:`) that training progress follows in the same file is a message the run
+  `W1129 11:04:57`, Python's `…Warning:`, a C library's `libibverbs: Warning:`) that training progress follows in the same file is a message the run
   survived; so is a bare exception line (no traceback around it), or a catalog message that the launch failed
   (`python: command not found`, a missing module at startup), that progress follows: another attempt ran.
 - An exception the program itself logged at warning level (torch._dynamo's "WON'T CONVERT … BackendCompilerFailed"
@@ -29,7 +29,8 @@ _LEVEL = lazy_re(
     r"|(?:^|[\s|:])(?:WARNING|WARN)(?::|\s+[-|]|\s*\|)"  # WARNING:root: · - WARNING - · | WARNING |
     r"|^\s*W\d{4} \d\d:\d\d:\d\d"  # glog: W1129 11:04:57.123456
     r"|(?:^|\d: )W \S+\.\w+:\d+\]"  # TensorFlow: 2020-09-24 21:35:23.363348: W tensorflow/…/bfc_allocator.cc:246]
-    r"|\b[A-Z]\w*Warning: ")  # warnings.warn: file.py:12: UserWarning: …
+    r"|\b[A-Z]\w*Warning: "  # warnings.warn: file.py:12: UserWarning: …
+    r"|(?:^|[\s:])Warning: ")  # a C library's own: "libibverbs: Warning: couldn't load driver …"
 _EXC = lazy_re(r"\b[A-Z]\w*(?:Error|Exception|Failed|Interrupt)\b")
 MIN_STEPS_AFTER = 2
 

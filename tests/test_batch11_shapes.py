@@ -1,0 +1,152 @@
+"""Capabilities from the dev half of blind batch 11 (issue 9), each a general situation, not one case:
+
+- torch.distributed's store-based barrier gives up with one line ("Timed out initializing process group in store
+  based barrier …", distributed_c10d._store_based_barrier): a rendezvous stall at start-up, decided by that line
+  alone, and the store key it names is no secret;
+- a C library's own warning ("libibverbs: Warning: couldn't load driver …: cannot open shared object file") is a
+  warning: a run that goes on to finish is "completed", not "crash";
+- a Ctrl-C traceback whose innermost frames are the standard library's pipe reads (multiprocessing/connection.py
+  `_recv`) under a DataLoader frame waited on the DataLoader, not on a collective;
+- metric names with the split after them (`nll_train`, `acc_val`, NRI's and many research loops' layout) are read
+  as their split-first spellings;
+- a validation metric at exactly 0 over every evaluation while the same metric on the training data rises is not
+  learning the task (no warm-up: the model does learn the training set).
+
+Message texts are PyTorch's and libibverbs' own, as users pasted them (sources beside each)."""
+from trainwreck.collect.metricnames import canonical
+from trainwreck.pipeline import diagnose
+
+
+def _d(tmp_path, name, text):
+    (tmp_path / name).write_text(text, encoding="utf-8")
+    return diagnose(str(tmp_path), probe=False).diagnosis.to_json()
+
+
+def test_store_based_barrier_timeout_is_a_rendezvous_stall_from_its_one_line(tmp_path):
+    # the line as in https://github.com/NVIDIA/Megatron-LM/issues/782 (world_size=2, worker_count=1)
+    d = _d(tmp_path, "train.log",
+           "using world size: 2, data-parallel size: 2\n"
+           "> initializing torch distributed ...\n"
+           "Traceback (most recent call last):\n"
+           '  File "pretrain_gpt.py", line 120, in <module>\n'
+           "RuntimeError: Timed out initializing process group in store based barrier on rank: 0, for key: "
+           "store_based_barrier_key:1 (world_size=2, worker_count=1, timeout=0:10:00)\n")
+    assert d["classification"] == "stall", d["headline"]
+    assert d["primary_cause"]["id"] == "store-based-barrier-timeout"
+    assert d["primary_cause"]["family"]["id"] == "rendezvous-timeout" and d["failure_stage"] == "startup"
+    assert "1/2 ranks joined" in d["headline"]
+    assert "store_based_barrier_key:1" in d["primary_cause"]["summary"]  # a store key, not a secret
+
+
+def test_a_c_library_warning_before_a_finished_run_is_not_a_crash(tmp_path):
+    # libibverbs' warning for each RDMA provider it cannot load, as a Horovod job on TCP prints it on stderr
+    (tmp_path / "job.err").write_text("".join(
+        f"libibverbs: Warning: couldn't load driver 'lib{p}-rdmav22.so': lib{p}-rdmav22.so: cannot open shared "
+        "object file: No such file or directory\n" for p in ("vmw_pvrdma", "rxe", "qedr", "ocrdma")), encoding="utf-8")
+    d = _d(tmp_path, "job.out", "".join(f"Epoch {e}/5\n100/100 - 60s - loss: {100 - 10 * e:.4f} - val_loss: "
+                                        f"{101 - 10 * e:.4f}\n" for e in range(1, 6)) + "Training done.\n")
+    assert d["outcome"]["outcome"] == "completed", d["headline"]
+    assert d["classification"] == "unclear" and "no failure found" in d["headline"]
+
+
+def test_the_same_missing_library_as_an_import_error_is_still_the_crash(tmp_path):
+    d = _d(tmp_path, "train.log", "Traceback (most recent call last):\n  File \"train.py\", line 3, in <module>\n"
+                                  "    import torch\nImportError: libcudnn.so.8: cannot open shared object file: No "
+                                  "such file or directory\n")
+    assert d["classification"] == "crash" and d["primary_cause"]["id"] == "shared-library-missing"
+
+
+_CTRL_C_IN_LOADER = """Traceback (most recent call last):
+  File "train.py", line 96, in <module>
+    for j, data in enumerate(testdataloader, 0):
+  File "/usr/lib/python3/site-packages/torch/utils/data/dataloader.py", line 330, in __next__
+    idx, batch = self._get_batch()
+  File "/usr/lib/python3/site-packages/torch/utils/data/dataloader.py", line 309, in _get_batch
+    return self.data_queue.get()
+  File "/usr/lib/python3.6/multiprocessing/queues.py", line 335, in get
+    res = self._reader.recv_bytes()
+  File "/usr/lib/python3.6/multiprocessing/connection.py", line 216, in recv_bytes
+    buf = self._recv_bytes(maxlength)
+  File "/usr/lib/python3.6/multiprocessing/connection.py", line 407, in _recv_bytes
+    buf = self._recv(4)
+  File "/usr/lib/python3.6/multiprocessing/connection.py", line 379, in _recv
+    chunk = read(handle, remaining)
+KeyboardInterrupt
+"""
+
+
+def test_ctrl_c_in_a_pipe_read_under_the_dataloader_waited_on_the_dataloader(tmp_path):
+    d = _d(tmp_path, "train.log", "epoch 1 loss: 0.91\nepoch 2 loss: 0.72\nvalidating...\n" + _CTRL_C_IN_LOADER)
+    assert d["classification"] == "stall" and d["outcome"]["outcome"] == "interrupted", d["headline"]
+    assert "DataLoader" in d["primary_cause"]["summary"] and "collective" not in d["primary_cause"]["summary"]
+    assert d["primary_cause"]["family"]["id"] == "data-pipeline-deadlock"
+
+
+def test_metric_names_with_the_split_after_them():
+    assert canonical("nll_train") == "loss" and canonical("nll_val") == "eval_loss"
+    assert canonical("acc_train") == "accuracy" and canonical("acc_val") == "val_acc"
+    assert canonical("f1_dev") == "val_f1" and canonical("loss_val") == "eval_loss"
+    assert canonical("lr_val") == "lr"  # not a split: lr has no validation value
+
+
+def _nri(val_acc, train_acc):
+    # the epoch line layout of NRI-style training loops (split after the metric), as users paste it
+    return "".join(f"Epoch: {e:04d} nll_train: {9e4 / (e + 1):.10f} kl_train: 195.29 acc_train: {a:.10f} "
+                   f"nll_val: {1e5 / (e + 1):.10f} acc_val: {v:.10f} time: 800.1s\n"
+                   for e, (v, a) in enumerate(zip(val_acc, train_acc)))
+
+
+def test_validation_accuracy_at_zero_while_training_accuracy_rises_is_not_learning(tmp_path):
+    d = _d(tmp_path, "train.log", _nri([0.0] * 5, [0.09, 0.09, 0.21, 0.37, 0.45]))
+    assert d["classification"] == "stall", d["headline"]
+    assert d["primary_cause"]["id"] == "metric.task-metric-pinned"
+    assert "val_acc" in d["primary_cause"]["summary"] and "accuracy rises" in d["primary_cause"]["summary"]
+
+
+def test_validation_accuracy_that_leaves_zero_is_a_warm_up(tmp_path):
+    d = _d(tmp_path, "train.log", _nri([0.0, 0.0, 0.0, 0.12, 0.31], [0.09, 0.09, 0.21, 0.37, 0.45]))
+    assert d["classification"] != "stall", d["headline"]
+
+
+def test_validation_accuracy_at_zero_beside_a_flat_training_accuracy_needs_more_than_the_twin(tmp_path):
+    """Two evaluations at 0 while the loss falls fast: still a warm-up (the twin rule needs 3+ evaluations)."""
+    d = _d(tmp_path, "train.log", _nri([0.0, 0.0], [0.09, 0.21]))
+    assert d["classification"] != "stall", d["headline"]
+
+
+def test_a_split_named_before_the_metric_keeps_held_out_accuracy_out_of_the_training_series():
+    from trainwreck.collect.textmetrics import extract
+    assert extract("val loss: 0.5, val acc: 0.3")[1] == {"eval_loss": 0.5, "val_acc": 0.3}
+    assert extract("Test Instance Accuracy: 0.040453")[1] == {"test_acc": 0.040453}
+    assert extract("Validation Accuracy: 55.1%")[1] == {"val_acc": 55.1}  # a held-out accuracy in percent
+    assert extract("Train Instance Accuracy: 0.063618")[1] == {"accuracy": 0.063618}
+    # later keys of the line share an earlier key's split (or bound) unless they name their own
+    assert extract("Test Instance Accuracy: 0.04, Class Accuracy: 0.025")[1] == {"test_acc": 0.04}
+    assert extract("Best Instance Accuracy: 0.04, Class Accuracy: 0.025") is None
+    assert extract("Val Loss: 0.5, Train Loss: 0.4, Accuracy: 0.9")[1] == {"eval_loss": 0.5, "loss": 0.4,
+                                                                          "accuracy": 0.9}
+    assert extract("best loss: 0.3, loss: 0.5")[1] == {"loss": 0.5}
+
+
+def test_a_held_out_accuracy_frozen_at_a_low_share_while_training_accuracy_moves_is_not_learning(tmp_path):
+    # PointNet++'s epoch report layout (train instance accuracy; test instance and class accuracy)
+    body = "".join(f"Epoch {e} ({e + 13}/200):\nTrain Instance Accuracy: {0.0636 - e * 1e-4:.6f}\n"
+                   "Test Instance Accuracy: 0.040453, Class Accuracy: 0.025000\n"
+                   "Best Instance Accuracy: 0.040453, Class Accuracy: 0.025000\n" for e in range(4, 7))
+    d = _d(tmp_path, "train.log", body)
+    assert d["classification"] == "stall" and d["primary_cause"]["id"] == "metric.eval-frozen", d["headline"]
+    assert "test_acc is 0.040453" in d["primary_cause"]["summary"]
+    assert "training accuracy moved from 0.0632 to 0.063:" in d["primary_cause"]["summary"]  # not the class acc
+
+
+def test_a_held_out_accuracy_that_repeats_at_a_high_level_is_no_verdict(tmp_path):
+    body = "".join(f"Train Instance Accuracy: {0.91 + e * 1e-3:.6f}\nTest Instance Accuracy: 0.923077\n"
+                   for e in range(3))
+    d = _d(tmp_path, "train.log", body)
+    assert d["classification"] != "stall", d["headline"]
+
+
+def test_training_and_held_out_accuracy_both_exactly_zero_once_is_not_learning(tmp_path):
+    d = _d(tmp_path, "train.log", "Epoch 71/99\nTraining Loss: 1046.7444 Acc: 0.0000\n"
+                                  "Validation Loss: 693.5661 Acc: 0.0000\n")
+    assert d["classification"] == "stall" and "val_acc" in d["primary_cause"]["summary"]
