@@ -150,3 +150,48 @@ def test_training_and_held_out_accuracy_both_exactly_zero_once_is_not_learning(t
     d = _d(tmp_path, "train.log", "Epoch 71/99\nTraining Loss: 1046.7444 Acc: 0.0000\n"
                                   "Validation Loss: 693.5661 Acc: 0.0000\n")
     assert d["classification"] == "stall" and "val_acc" in d["primary_cause"]["summary"]
+
+
+def _csv(tmp_path, header, rows):
+    import csv
+    with open(tmp_path / "metrics.csv", "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(header)
+        w.writerows(rows)
+
+
+def test_a_loss_flat_from_the_first_steps_of_a_long_run_is_not_learning(tmp_path):
+    # Lightning's CSVLogger layout; a loss that never leaves its first value over 6,000 steps
+    _csv(tmp_path, ["train_loss", "epoch", "step"],
+         [[0.2522 - 0.0022 * (1 - 0.97 ** i), 25 * i + 24, 50 * i + 49] for i in range(120)])
+    d = diagnose(str(tmp_path), probe=False).diagnosis.to_json()
+    assert d["classification"] == "stall" and d["primary_cause"]["id"] == "metric.plateau", d["headline"]
+    assert d["confidence"] >= 0.4
+
+
+def test_the_same_flat_stretch_from_a_resumed_run_stays_a_weak_note(tmp_path):
+    _csv(tmp_path, ["train_loss", "epoch", "step"],
+         [[0.2522 - 0.0022 * (1 - 0.97 ** i), 25 * i + 24, 50 * i + 90049] for i in range(120)])
+    d = diagnose(str(tmp_path), probe=False).diagnosis.to_json()
+    assert d["classification"] != "stall", d["headline"]
+
+
+def _frozen_csv(tmp_path, vals):
+    rows = []
+    for e, v in enumerate(vals):
+        rows += [[e, 1.47 - 0.01 * e - 0.001 * i, 100 * e + i, ""] for i in range(5)] + [[e, "", 100 * e + 5, v]]
+    _csv(tmp_path, ["epoch", "train_loss", "step", "val_loss"], rows)
+    return diagnose(str(tmp_path), probe=False).diagnosis.to_json()
+
+
+def test_a_validation_loss_frozen_in_its_float_noise_while_training_moves_is_not_learning(tmp_path):
+    d = _frozen_csv(tmp_path, [1.5276840925216675, 1.5276764631271362, 1.5276808738708496, 1.527694582939148,
+                               1.527604341506958])
+    assert d["classification"] == "stall" and d["primary_cause"]["id"] == "metric.eval-frozen", d["headline"]
+    assert "within 0.01 %" in d["primary_cause"]["summary"]
+
+
+def test_a_validation_loss_that_moves_in_its_fourth_digit_is_no_frozen_output(tmp_path):
+    d = _frozen_csv(tmp_path, [1.5276840925216675, 1.5261764631271362, 1.5246808738708496, 1.523694582939148,
+                               1.522604341506958])
+    assert d["primary_cause"] is None or d["primary_cause"]["id"] != "metric.eval-frozen", d["headline"]

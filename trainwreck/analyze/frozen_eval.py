@@ -36,6 +36,23 @@ def _distinct(pts: List[Point]) -> List[Point]:
     return out
 
 
+FULL_DIGITS = 7  # a value written with this many significant digits is a float's full repr (a CSV, JSON) …
+SAME_SPREAD = 1e-4  # … and is "the same" when all agree within this relative spread: the last digits of a float32
+# mean differ from one evaluation to the next with the order of the reduction, not with the model (an epoch of
+# training moves a validation loss by far more)
+
+
+def _same(pts: List[Point]) -> bool:
+    """Every evaluation printed the same value: exactly, or within SAME_SPREAD when the values are written in
+    full (a logger's CSV holds 1.5276840925216675 and 1.527694582939148 for one frozen output)."""
+    vals = [p.value for p in pts]
+    if len(set(vals)) == 1:
+        return True
+    if min(printed_digits(v) for v in vals) < FULL_DIGITS or not vals[0]:
+        return False
+    return (max(vals) - min(vals)) <= SAME_SPREAD * abs(sum(vals) / len(vals))
+
+
 def _train_moves(bundle: Bundle) -> Optional[str]:
     """How the training side moved between the evaluations: its loss, else its accuracy (a log of accuracies)."""
     for name, what in (("loss", "the training loss"), ("accuracy", "the training accuracy")):
@@ -74,7 +91,7 @@ def detect(bundle: Bundle) -> List[Finding]:
         if not name.startswith(EVAL_PREFIXES):
             continue
         pts = _distinct(finite_points(bundle.best_series(name)))
-        if len(pts) < MIN_EVALS or len({p.value for p in pts}) != 1:
+        if len(pts) < MIN_EVALS or not _same(pts):
             continue
         need = MIN_DIGITS if "loss" in name else 2  # a loss printed with 2 digits can repeat by chance
         if pts[0].value == 0.0 or printed_digits(pts[0].value) < need:
@@ -88,7 +105,9 @@ def detect(bundle: Bundle) -> List[Finding]:
     name, pts = frozen[0]
     n = len(pts)
     others = [f"{o} at {p[0].value:g}" for o, p in frozen[1:]]
-    claim = (f"{name} is {pts[0].value:g} at every one of {n} evaluations ({pts[0].source.cite()} to "
+    exact = len({p.value for p in pts}) == 1
+    claim = (f"{name} is {pts[0].value:g}{'' if exact else f' (within {100 * SAME_SPREAD:g} %)'} at every one of {n} "
+             f"evaluations ({pts[0].source.cite()} to "
              f"{pts[-1].source.cite()})" + (f", and so is {', '.join(others)}" if others else "")
              + f", while {moved}: the predictions on the validation set do not change" + few_words(n))
     evidence = [pts[-1].source, pts[0].source] + [p[-1].source for _, p in frozen[1:2]]

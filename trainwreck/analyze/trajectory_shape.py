@@ -290,7 +290,11 @@ def plateau(points: Sequence[Point], name: str = "loss",
     if n < PLATEAU_POINTS or (first.step is not None and first.step > PLATEAU_FROM):
         return []  # a short or mid-run window: flat there says nothing about whether the run learns
     claim = f"{name} has not moved: flat at {fmt(level)} (±{fmt(sigma)}) over all {n} logged points ({span(fp[0][1], fp[0][0], pb, b)})"
-    return [Finding("metric.plateau", claim, DIRECT, 0.3, [src(fp[0][1], name), src(pb, name)], suggests="stall",
+    # steps that start at the start of training rule out a resumed, converged run: the loss never left its first
+    # value. Without steps (epoch logs) that cannot be told, and the verdict stays weak.
+    from_start = first.step is not None and pb.step is not None and pb.step >= 10 * max(1, first.step)
+    return [Finding("metric.plateau", claim, DIRECT, 0.5 if from_start else 0.3, [src(fp[0][1], name), src(pb, name)],
+                    suggests="stall",
                     role="symptom", stage="runtime", order=order_of(fp[0][1], fp[0][0]), fixes=fixes,
-                    meaning="The loss is not decreasing; not at a known chance level, so the model may be stuck "
-                            "or this may be a resumed, converged run.")]
+                    meaning="The loss is not decreasing and not at a known chance level: the model is stuck (or, "
+                            "when the log has no steps to show it started at the start, a resumed, converged run).")]
