@@ -243,3 +243,20 @@ def test_a_swap_seen_by_the_recheck_after_rendering_is_still_refused(tmp_path, m
     left = _files(moved) - {"diag/mine.txt"}  # the folder checked was left as it was
     # by descriptor the stage is removed; by path it cannot be (its path now leads into the run) and stays
     assert not left if mode == "descriptors" else {f.split("/", 1)[1] for f in left} == SNAPSHOT
+
+
+def test_out_a_link_of_the_user_s_to_a_folder_outside_the_run_is_written_through(tmp_path, mode):
+    """A link the user made (--out ~/reports -> /data/reports) is not a swap: the folder it names is written, as
+    before, and the link stays a link."""
+    run = _run(tmp_path)
+    real = tmp_path / "data" / "reports"
+    real.mkdir(parents=True)
+    (real / "mine.txt").write_text("the user's own file")
+    link = tmp_path / "reports"
+    link.symlink_to(real)
+    before = tree(str(run))
+    code, err = _diagnose(run, link)
+    assert code == 0, err
+    assert link.is_symlink() and _files(real) == SNAPSHOT | {"mine.txt"}
+    assert tree(str(run)) == before
+    assert [n for n in os.listdir(real.parent) if n != "reports"] == []  # the stage removed
