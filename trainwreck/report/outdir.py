@@ -63,7 +63,11 @@ class Folder:
                 self.mkdir(name, 0o700)
             except FileExistsError:
                 continue
-            return name, self.sub(name, listed=True)
+            try:
+                return name, self.sub(name, listed=True)
+            except OSError:  # made but not opened (swapped since?): not left behind
+                self.remove_tree(name)
+                raise
         raise FileExistsError(17, "no free name for a temporary folder", self.path)
 
     def lstat(self, name: str) -> Optional[os.stat_result]:
