@@ -249,19 +249,19 @@ def test_disk_full_mid_write_leaves_the_previous_out(tmp_path, capsys, monkeypat
 
 
 def test_a_rename_failing_while_publishing_puts_the_previous_files_back(tmp_path, capsys, monkeypatch):
-    from trainwreck.report import artifacts
+    from trainwreck.report.outdir import Folder
 
     run, out, before = _first(tmp_path, capsys)
-    real, seen = os.rename, []
+    real, seen = Folder.rename, []
 
-    def rename(src, dst):
-        if str(dst).startswith(str(out)) and ".partial" in str(src):
-            seen.append(dst)
+    def rename(self, name, dst, dst_name):  # every rename of the publish goes through the folders held open
+        if dst.path == str(out) and self.path.endswith(".partial"):
+            seen.append(dst_name)
             if len(seen) == 3:  # report.json and meta/ are in place, the third fails
                 raise OSError(5, "Input/output error")
-        real(src, dst)
+        real(self, name, dst, dst_name)
 
-    monkeypatch.setattr(artifacts.os, "rename", rename)
+    monkeypatch.setattr(Folder, "rename", rename)
     rc, _o, err = _cli(capsys, "diagnose", str(run), "--no-probe", "--out", str(out))
     assert rc == 2 and "Input/output error" in err
     assert _snapshot(out) == before and _leftovers(tmp_path) == []

@@ -4,15 +4,16 @@ Refuses to write inside the run directory: trainwreck never changes the evidence
 """
 from __future__ import annotations
 
+import io
 import json
 import os
-import shutil
-import tempfile
-from typing import Any, Dict, List
+import stat
+from typing import Any, Dict, List, Optional
 
 from trainwreck.collect.bundle import Bundle
 from trainwreck.report import markdown
-from trainwreck.report.outpath import refusal
+from trainwreck.report.outdir import Folder, open_made
+from trainwreck.report.outpath import fd_holds_run, fd_refusal, refusal, run_chain
 from trainwreck.report.safe import json_text
 
 
@@ -45,65 +46,118 @@ def _validate(d: Dict[str, Any]) -> None:
 def write_snapshot(bundle: Bundle, out: str, report: Dict[str, Any]) -> List[str]:
     """Write the snapshot to `out` atomically: every file is rendered into a folder next to `out` first, each
     renderer on its own (one that fails gives a note, the others' files stand), and only a complete snapshot
-    is renamed into place; a failure before that leaves `out` as it was and no partial files behind."""
+    is renamed into place; a failure before that leaves `out` as it was and no partial files behind.
+
+    The folder above `out`, the stage and an existing `out` are held open and checked by descriptor
+    (report/outdir.py): every file is created and every entry renamed relative to them, so a folder of the path
+    swapped for a link after the last check still cannot send a write into the run."""
     why = refusal(out, bundle.root)  # every path written, every component resolved (report/outpath.py)
     if why:
         raise OutError(why)
     target = os.path.abspath(out)
     if os.path.lexists(target) and not os.path.isdir(target):
         raise OutError(f"--out {out} exists and is not a folder")
+    if os.path.islink(target):  # a link to a folder outside the run (checked above): that folder is written
+        target = os.path.realpath(target)
+    head, name = os.path.split(target)
+    check = lambda folder: _check(folder, out, bundle.root)  # noqa: E731
+    held: List[Folder] = []
+    stage_name = None
     try:
-        os.makedirs(os.path.dirname(target), exist_ok=True)
-        stage = tempfile.mkdtemp(prefix=f".{os.path.basename(target)}.", suffix=".partial",
-                                 dir=os.path.dirname(target))
-    except OSError as exc:
-        raise OutError(f"cannot create --out {out}: {exc.strerror or exc}") from None
-    where = _where(stage, target)
-    try:
-        written = _render(bundle, report, stage)
-        # rendering takes a while: the folder (or a component of its path) may have been swapped for a link
-        # since the check; check again, and that the stage and the target are still the folders checked
-        why = refusal(out, bundle.root)
-        if why or _where(stage, target) != where:
-            raise OutError(why or f"--out {out} changed while the snapshot was being written (a folder of its path "
-                           "was replaced); nothing was written there. Run it again.")
-        _publish(stage, target, bundle.root)
-    except OSError as exc:
-        raise OutError(f"cannot write --out {out}: {exc.strerror or exc}; it was left as it was") from None
+        try:
+            parent = open_made(head, check)
+            held.append(parent)
+            stage_name, stage = parent.mktemp(f".{name}.", ".partial")
+            held.append(stage)
+            check(stage)
+        except OSError as exc:
+            raise OutError(f"cannot create --out {out}: {exc.strerror or exc}") from None
+        stage_path = os.path.join(head, stage_name)
+        try:
+            tgt = None
+            if parent.lstat(name) is not None:
+                tgt = parent.sub(name)  # never through a link: a link there now is a swap since the check
+                held.append(tgt)
+                check(tgt)
+            where = _where(stage_path, target)
+            if not _holds(where, parent, stage, tgt):
+                raise OutError(_changed(out))
+            written = _render(bundle, report, stage)
+            # rendering takes a while: the folder (or a component of its path) may have been swapped for a link
+            # since the check; check again, and that the stage and the target are still the folders checked
+            why = refusal(out, bundle.root)
+            if why or _where(stage_path, target) != where:
+                raise OutError(why or _changed(out))
+            _publish(parent, name, stage, stage_name, tgt, out, bundle.root)
+        except OSError as exc:
+            raise OutError(f"cannot write --out {out}: {exc.strerror or exc}; it was left as it was") from None
     finally:
-        shutil.rmtree(stage, ignore_errors=True)
+        if stage_name is not None:
+            parent.remove_tree(stage_name, keep=frozenset(run_chain(bundle.root)))
+        for folder in reversed(held):
+            folder.close()
     return written
+
+
+def _changed(out: str) -> str:
+    return (f"--out {out} changed while the snapshot was being written (a folder of its path was replaced); "
+            "nothing was written there. Run it again.")
+
+
+def _check(folder: Folder, out: str, run_root: str) -> None:
+    """A folder held open, by its descriptor: refused when it is in the run (outpath.fd_refusal)."""
+    why = fd_refusal(folder.fd, out, run_root) if folder.fd is not None else None
+    if why:
+        raise OutError(why)
 
 
 def _where(stage: str, target: str) -> tuple:
     """What the stage and the target are on disk: resolved paths and (device, inode) of the stage, the target's
     parent and the target (None when it does not exist yet)."""
-    def ident(p: str):
+    def ident(p: str, follow: bool = False):
         try:
-            st = os.lstat(p)
+            st = os.stat(p) if follow else os.lstat(p)
         except OSError:
             return None
         return (st.st_dev, st.st_ino, os.path.islink(p))
     return (os.path.realpath(stage), ident(stage), os.path.realpath(os.path.dirname(target)),
-            ident(os.path.dirname(target)), ident(target))
+            ident(os.path.dirname(target), follow=True), ident(target))
 
 
-def _put(stage: str, rel: str, text: str) -> None:
-    path = os.path.join(stage, rel)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    # a lone surrogate that slipped past printable() is written escaped, never raised on
-    with open(path, "x", encoding="utf-8", errors="backslashreplace") as f:
-        f.write(text)
+def _holds(where: tuple, parent: Folder, stage: Folder, tgt: Optional[Folder]) -> bool:
+    """Whether the folders held open are the ones the paths name (`where`): a swap before they were opened."""
+    ident = lambda w: w[:2] if w else None  # noqa: E731
+    return (ident(where[1]) == stage.ident() and ident(where[3]) == parent.ident()
+            and ident(where[4]) == (tgt.ident() if tgt else None))
 
 
-def _render(bundle: Bundle, d: Dict[str, Any], stage: str) -> List[str]:
+def _put(stage: Folder, rel: str, data) -> None:
+    """A new file of the snapshot, made relative to the stage's descriptor (its folders made as needed)."""
+    if isinstance(data, str):  # a lone surrogate that slipped past printable() is written escaped, never raised on
+        data = data.encode("utf-8", "backslashreplace")
+    *folders, name = rel.split("/")
+    held, folder = [], stage
+    try:
+        for sub in folders:
+            if folder.lstat(sub) is None:
+                folder.mkdir(sub)
+            folder = folder.sub(sub)
+            held.append(folder)
+        folder.create(name, data)
+    finally:
+        for f in held:
+            f.close()
+
+
+def _render(bundle: Bundle, d: Dict[str, Any], stage: Folder) -> List[str]:
     """Every file of the snapshot into `stage`; report.json last, so that it holds the notes of the others."""
     _validate(d)
     written = []
     try:
         from trainwreck.report.plot import plot
-        os.makedirs(os.path.join(stage, "artifacts"), exist_ok=True)
-        if plot(bundle, d, os.path.join(stage, "artifacts", "curves.png")):
+        png = io.BytesIO()  # rendered to bytes, written through the stage's descriptor like every other file
+        if plot(bundle, d, png):
+            _put(stage, "artifacts/curves.png", png.getvalue())
             written.append("artifacts/curves.png")
     except ImportError:
         pass
@@ -148,39 +202,53 @@ def _said(exc: BaseException) -> str:
     return " ".join(str(exc).split())[:160]
 
 
-def _publish(stage: str, target: str, run_root: str) -> None:
-    """Move the rendered snapshot into `target`: a new folder by one rename; into an existing one, each entry
-    (report.json, report.md, meta/, artifacts/) replaces the previous one by a rename, the previous ones moved
-    aside first and put back if a rename fails. An existing entry that is the run or holds it is refused."""
-    names = sorted(os.listdir(stage))
-    if not os.path.lexists(target):
+def _publish(parent: Folder, name: str, stage: Folder, stage_name: str, tgt: Optional[Folder], out: str,
+             run_root: str) -> None:
+    """Move the rendered snapshot into `name` in `parent`: a new folder by one rename; into an existing one (`tgt`),
+    each entry (report.json, report.md, meta/, artifacts/) replaces the previous one by a rename, the previous ones
+    moved aside first and put back if a rename fails. An existing entry that is the run or holds it is refused.
+    Every rename is relative to the folders held open, checked once more here, just before the renames."""
+    for folder in (parent, tgt):
+        if folder is not None:
+            _check(folder, out, run_root)
+    names = stage.names()
+    if tgt is None:
         mask = os.umask(0)
         os.umask(mask)
-        os.chmod(stage, 0o777 & ~mask)  # as os.makedirs would have made it, not mkdtemp's 0700
-        os.rename(stage, target)
+        stage.chmod(0o777 & ~mask)  # as os.makedirs would have made it, not mkdtemp's 0700
+        parent.rename(stage_name, parent, name)
         return
-    for name in names:
-        dst = os.path.join(target, name)
-        if os.path.lexists(dst) and not os.path.islink(dst) and (_inside(run_root, dst) or _inside(dst, run_root)):
-            raise OutError(f"--out {target}: {name} there is or holds the run directory; trainwreck never "
+    chain = run_chain(run_root)
+    for entry in names:
+        st = tgt.lstat(entry)
+        if st is not None and stat.S_ISDIR(st.st_mode) and _holds_run(tgt, entry, run_root, chain):
+            raise OutError(f"--out {out}: {entry} there is or holds the run directory; trainwreck never "
                            "writes there. Choose another folder.")
-    aside = tempfile.mkdtemp(prefix=".previous.", dir=stage)
+    _aside_name, aside = stage.mktemp(".previous.", "")
     placed, moved = [], []
     try:
-        for name in names:
-            dst = os.path.join(target, name)
-            if os.path.lexists(dst):
-                os.rename(dst, os.path.join(aside, name))  # a link is moved itself, never followed
-                moved.append(name)
-            os.rename(os.path.join(stage, name), dst)
-            placed.append(name)
+        for entry in names:
+            if tgt.lstat(entry) is not None:
+                tgt.rename(entry, aside, entry)  # a link is moved itself, never followed
+                moved.append(entry)
+            stage.rename(entry, tgt, entry)
+            placed.append(entry)
     except OSError:
-        for name in placed:
-            dst = os.path.join(target, name)
-            if os.path.isdir(dst) and not os.path.islink(dst):
-                shutil.rmtree(dst, ignore_errors=True)
-            else:
-                os.unlink(dst)
-        for name in moved:
-            os.rename(os.path.join(aside, name), os.path.join(target, name))
+        for entry in placed:  # back into the stage, which is removed
+            tgt.rename(entry, stage, entry)
+        for entry in moved:
+            aside.rename(entry, tgt, entry)
         raise
+    finally:
+        aside.close()
+
+
+def _holds_run(tgt: Folder, entry: str, run_root: str, chain: set) -> bool:
+    if tgt.fd is None:
+        dst = os.path.join(tgt.path, entry)
+        return _inside(run_root, dst) or _inside(dst, run_root)
+    sub = tgt.sub(entry)
+    try:
+        return fd_holds_run(sub.fd, run_root, chain)
+    finally:
+        sub.close()

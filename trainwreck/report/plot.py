@@ -4,12 +4,14 @@ A view of the diagnosis: the onset and the rollback step are the ones decide sto
 from __future__ import annotations
 
 import math
-from typing import Any, Dict, Optional
+from typing import Any, BinaryIO, Dict, Optional, Union
 
 from trainwreck.collect.bundle import Bundle
 
 
-def plot(bundle: Bundle, report: Dict[str, Any], path: str) -> Optional[str]:
+def plot(bundle: Bundle, report: Dict[str, Any], path: Union[str, BinaryIO]) -> Optional[Union[str, BinaryIO]]:
+    """The PNG into `path`: a file name, or a binary file (--out renders it to bytes and writes them through the
+    stage folder's descriptor, report/artifacts.py); `path` back when a plot was made, None when not."""
     names = [n for n in ("loss", "grad_norm", "lr", "loss_scale") if bundle.best_series(n)]
     if not names:
         return None
@@ -44,6 +46,6 @@ def plot(bundle: Bundle, report: Dict[str, Any], path: str) -> Optional[str]:
     axes[-1, 0].set_xlabel("step")
     fig.suptitle(f"trainwreck: {report.get('headline', report.get('classification'))}", fontsize=9)
     fig.tight_layout()
-    fig.savefig(path, dpi=90)
+    fig.savefig(path, dpi=90, format="png")
     plt.close(fig)
     return path
