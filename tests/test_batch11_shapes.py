@@ -195,3 +195,32 @@ def test_a_validation_loss_that_moves_in_its_fourth_digit_is_no_frozen_output(tm
     d = _frozen_csv(tmp_path, [1.5276840925216675, 1.5261764631271362, 1.5246808738708496, 1.523694582939148,
                                1.522604341506958])
     assert d["primary_cause"] is None or d["primary_cause"]["id"] != "metric.eval-frozen", d["headline"]
+
+
+def test_a_loss_term_nan_from_the_start_beside_a_zero_total_is_nan(tmp_path):
+    body = "".join(f"Epoch: {e:3d} | loss: 0.00000 | Train mse: nan | rmse: nan | Val mse: nan | rmse: nan | "
+                   f"LR: {0.003 - e * 2e-4:.6f} | Time: 0.73\n" for e in range(7))
+    d = _d(tmp_path, "train.log", body)
+    assert d["classification"] == "NaN", d["headline"]
+    assert "mse is NaN" in d["primary_cause"]["summary"]
+
+
+def test_a_finite_loss_term_beside_a_zero_total_is_no_nan(tmp_path):
+    body = "".join(f"Epoch: {e:3d} | loss: 0.00000 | Train mse: {0.5 - e * 0.01:.4f} | LR: 0.003\n" for e in range(7))
+    assert _d(tmp_path, "train.log", body)["classification"] != "NaN"
+
+
+def test_keyword_arguments_in_source_code_copied_into_a_log_are_not_metrics():
+    from trainwreck.collect.textmetrics import extract
+    assert extract("        y = F.scaled_dot_product_attention(q, k, v, scale=0.12, is_causal=True)") is None
+    assert extract("                                   v.transpose(1, 2), scale=0.12, is_causal=True)") is None
+    assert extract("step 10 (loss=0.5, acc=0.9)") == (10, {"loss": 0.5, "accuracy": 0.9})  # no call: metrics
+    assert extract("Epoch 1: loss=tensor(0.5)")[1]["loss"] == 0.5
+
+
+def test_a_final_summary_that_repeats_the_last_evaluation_is_not_a_second_one(tmp_path):
+    # verl's SFT trainer prints the last validation, then "Final validation metrics: {…}" with the same value
+    body = "".join(f"step:{s} - train/loss:{1.1 / s:.6f} - train/lr(1e-3):0.001\n" for s in range(1, 106))
+    body += "step:105 - val/loss:0.058481086045503616\nFinal validation metrics: {'val/loss': 0.058481086045503616}\n"
+    d = _d(tmp_path, "train.log", body)
+    assert d["classification"] == "unclear", d["headline"]

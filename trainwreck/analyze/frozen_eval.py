@@ -19,17 +19,21 @@ from trainwreck.collect.bundle import Bundle
 from trainwreck.model import DIRECT, Finding, Point
 
 _NO_BETTER = lazy_re(r"(?<!\w)(\w+) did not improve from ([-+]?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?)")  # Keras ModelCheckpoint
+_FINAL = lazy_re(r"(?i)\bfinal\b")
 EVAL_PREFIXES = ("eval_", "val_", "valid_", "validation_", "test_")
 MIN_DIGITS = 4  # a frozen value must have been printed with this many significant digits (not a round 0.5)
 MIN_EVALS = 2
 
 
 def _distinct(pts: List[Point]) -> List[Point]:
-    """One point per evaluation: a second point at the same step (or on the same line) is the same evaluation."""
+    """One point per evaluation: a second point at the same step (or on the same line), or a final summary that
+    repeats the one before it (verl's "Final validation metrics: {…}"), is the same evaluation."""
     out: List[Point] = []
     seen = set()
     for p in pts:
         key = ("step", p.step) if p.step is not None else ("line", p.source.path, p.source.line)
+        if p.step is None and out and out[-1].value == p.value and _FINAL.search(p.source.text[:200]):
+            continue  # a final summary that repeats the evaluation before it ("Final validation metrics: …")
         if key not in seen:
             seen.add(key)
             out.append(p)

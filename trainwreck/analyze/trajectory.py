@@ -110,6 +110,18 @@ def _component_divergence(bundle, loss: List[Point], told: bool) -> List[Finding
     return out
 
 
+def _other_loss_nonfinite(bundle) -> List[Finding]:
+    """The first loss component or validation loss that turns non-finite and stays so (`Train mse: nan` beside a
+    `loss: 0.00000` that cannot be the model's): the run computes NaN even though its total looks finite."""
+    for name in sorted(bundle.series):
+        if name in ("loss", "grad_norm") or (name != "eval_loss" and role(name) != "component"):
+            continue
+        o = nf.find_onset(name, bundle.series.get(name) or [])
+        if o is not None and o.persistent:
+            return [nf.nonfinite_finding(o)]
+    return []
+
+
 def _rose_to_chance(points: List[Point], k_config) -> bool:
     """The loss rose, but only to the chance level ln(K) (K from the config, else a common size) and its
     minimum never went far below it: a model collapsing to uniform predictions, not one that learned and blew
@@ -129,6 +141,8 @@ def detect(bundle) -> List[Finding]:
     for o in onsets:
         if o is not None:
             out.append(nf.nonfinite_finding(o))
+    if onsets == [None, None]:  # a loss term or the validation loss non-finite for good while the total is not
+        out.extend(_other_loss_nonfinite(bundle))
     if onsets[0] is None and onsets[1] is not None and onsets[1].persistent:
         blew = _finite_blowup_before(_points(bundle, "loss"), onsets[1])
         if blew is not None:  # the loss blew up (finite) first: the non-finite grad norm is its consequence

@@ -55,6 +55,9 @@ _HF_TRAIN_METRICS_LOSS = lazy_re(r"^  train_loss +=  *\S+\s*$")
 _SCALE_TO = lazy_re(r"(?:reducing|setting|set|lowering|decreasing|dropping)(?: the)?(?: loss)?(?: scale)? to:? *("
                        + _NUM + r")(?![\w.])")
 
+_CALL_KWARG = lazy_re(r"[A-Za-z_][\w.]*\((?:[^()\n]|\([^()\n]*\))*?(?<![\w.])[a-z_]\w*=[-+.\d]"
+                      r"|(?<![\w.])[a-z_]\w*=(?:True|False|None)[,)]")  # a call's keyword arguments (one may be
+# on a continuation line: `v, scale=0.12, is_causal=True)`)
 # Key spellings metricnames does not know but progress lines use.
 _ALIASES = {"skipped": "skipped_iterations", "samples/sec": "throughput", "tokens/sec": "throughput",
             "wps": "throughput", "ups": None, "nan_iterations": "nan_iterations"}
@@ -258,6 +261,10 @@ def _segment(text: str, low: str) -> Optional[Result]:
     # a line that echoes a configuration (`TrainingArguments(…)`, argparse `Namespace(…)`) is not a measurement
     if "Arguments(" in text or "Namespace(" in text or "Config(" in text or "weight_decay" in text \
             or "warmup_steps" in text or "num_train_epochs" in text or "betas" in text:
+        return None
+    # a line of source code (a script copied into its own log, a traceback's source line): keyword arguments of
+    # a call, `attention(q, k, v, scale=0.12)` or `…, scale=0.12, is_causal=True)`, are settings, not measurements
+    if "(" in text and "=" in text and _CALL_KWARG.search(text) is not None:
         return None
     out: Dict[str, float] = {}
     body = text
