@@ -224,3 +224,33 @@ def test_a_final_summary_that_repeats_the_last_evaluation_is_not_a_second_one(tm
     body += "step:105 - val/loss:0.058481086045503616\nFinal validation metrics: {'val/loss': 0.058481086045503616}\n"
     d = _d(tmp_path, "train.log", body)
     assert d["classification"] == "unclear", d["headline"]
+
+
+def test_a_tqdm_description_ends_in_a_colon_and_names_loss_terms_with_a_space():
+    from trainwreck.collect.textmetrics import extract
+    got = extract("Step: 785. Epoch: 1/100. Iteration: 155/631. Cls loss: 146298.14062. Reg loss: 2.82531. "
+                  "Total loss: 146300.96875:  24%|▏| 1")[1]
+    assert got == {"cls_loss": 146298.14062, "reg_loss": 2.82531, "loss": 146300.96875}
+    assert extract("Test set: Average loss: 0.0012, Accuracy: 9823/10000 (98%)")[1] == {"loss": 0.0012}
+    assert extract("eta: 2:46:39 loss: 0.5")[1] == {"loss": 0.5} and extract("Validation loss 6312: 0.5") is None
+
+
+def _sweep(tmp_path, vals):
+    import json
+    with open(tmp_path / "metrics.jsonl", "w") as f:
+        for i, v in enumerate(vals):
+            for s in range(10):
+                f.write(json.dumps({"step": 100 * i + 10 * s, "train_loss": 9.0 / (1 + i) + 0.01 * s}) + "\n")
+            f.write(json.dumps({"step": 100 * i + 100, "val_loss": v}) + "\n")
+    return diagnose(str(tmp_path), probe=False).diagnosis.to_json()
+
+
+def test_a_validation_loss_that_blows_up_again_and_again_is_divergence(tmp_path):
+    d = _sweep(tmp_path, [9.3, 90.0, 15.1, 7.8, 30.1, 6.8, 7.5, 46.1, 19.2, 9.3, 8.0, 264.2, 35.0, 8.3, 5.5, 4.4])
+    assert d["classification"] == "divergence", d["headline"]
+    assert d["primary_cause"]["id"] == "metric.eval-loss-blowups"
+
+
+def test_one_validation_blow_up_is_a_warning_not_the_verdict(tmp_path):
+    d = _sweep(tmp_path, [9.3, 6.1, 5.0, 30.0, 4.6, 4.2, 4.0, 3.9])
+    assert d["classification"] != "divergence", d["headline"]

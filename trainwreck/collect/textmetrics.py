@@ -29,7 +29,7 @@ _WS_ONLY = lazy_re(r"(?i)(?:^|[\s|_])loss[ \t]+[-+]?\d*\.\d")  # `loss 7.512` in
 # -- the key / value grammar -----------------------------------------------------------------------------------
 _NUM = (r"[-+]?(?:\d{1,3}(?:,\d{3})+(?![\d.])|(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)"
         r"|[-+]?(?:nan|NaN|NAN|Infinity|infinity|inf|Inf|INF)(?![A-Za-z])")
-_TAIL = r"(?P<unit>[KMGT]i?B)?(?P<tail>/[ \t]*\d+|[:%]|(?=[\s,;|)\]}'\"]|\.(?:\s|$)|$))"  # (`Loss is: 0.18.`)
+_TAIL = r"(?P<unit>[KMGT]i?B)?(?P<tail>/[ \t]*\d+|:[ \t]*|%|(?=[\s,;|)\]}'\"]|\.(?:\s|$)|$))"  # (`Loss is: 0.18.`)
 # `key=value` / `key: value`: found at the separator; the key is read backwards from there (see _pairs).
 _SEPVAL = lazy_re(r"(?:[=:]|(?<= )->|(?<= )is:?(?= ))[ \t]*(?:tensor\(|\[\(?|\()?(?P<val>" + _NUM + r")" + _TAIL)
 # The key, matched on the reversed line from just before the separator: optional blanks and closing quote,
@@ -78,6 +78,10 @@ _key_cache: Dict[str, Optional[str]] = {}
 # so a held-out accuracy never joins the training accuracy's series.
 _SPLIT_WORDS = ("val", "valid", "validation", "eval", "evaluation", "test", "dev")
 _SPLIT_KEEPS = frozenset({"accuracy", "loss"})
+# words before `loss` that qualify the total (its split, an average, a language-model loss), not name a term of it
+_LOSS_QUALIFIERS = frozenset(_SPLIT_WORDS) | frozenset(_WS_QUALIFIERS) | {
+    "training", "average", "mean", "running", "batch", "epoch", "step", "smoothed", "overall", "current", "cur",
+    "the", "my", "final", "new", "iter", "iteration", "train", "model", "and", "of", "is", "with", "sum", "weighted"}
 
 
 def _with_split(name: str, cand: str, before: List[str]) -> str:
@@ -124,6 +128,10 @@ def _resolve(key: str) -> Optional[str]:
                     name = "epoch"
             else:
                 name = extra(cand) if len(words) - i <= 3 else None
+            if name == "loss" and i > 0 and words[i - 1] not in _LOSS_QUALIFIERS and words[i - 1].isalpha():
+                part = extra(f"{words[i - 1]}_{cand}")  # `Cls loss`, `Reg loss`: a term, not the total
+                if part is not None and role(part) == "component":
+                    name = part
             if name is not None:
                 if i > 0 and (words[i - 1] in _MODIFIERS or (name in _SPLIT_KEEPS and _MODIFIERS.intersection(words[:i]))):
                     name = None  # `max lr`; `Best Instance Accuracy`: a bound, not a measurement
@@ -160,7 +168,9 @@ def _accept(name: str, val: str, unit: Optional[str], tail: str, out: Dict[str, 
     if unit and name != "memory":
         return None
     if tail:
-        if tail == ":":
+        if tail[0] == ":" and len(tail) > 1 and "." in val and name != "epoch":
+            pass  # `Total loss: 146300.96875:  24%|`: a tqdm description ends in ": " before its bar
+        elif tail[0] == ":":
             if name != "epoch" or not val.isdigit():
                 return None  # `Validation loss 6312:`, `eta: 2:46:39`, `file.py:181:`
         elif tail == "%":
