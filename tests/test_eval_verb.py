@@ -45,6 +45,17 @@ def test_batches_show_first_look_next_to_now(tmp_path):
     assert "102-wrong-dev" in out and "201-wrong-test" not in out
 
 
+def test_a_batch_numbered_in_several_blocks_counts_them_all(tmp_path):
+    c = _corpus(tmp_path)
+    with open(os.path.join(c, "batches.json"), "w") as f:
+        json.dump({"batches": [{"name": "b12", "ranges": [[101, 101], [200, 299]], "first_look": {"accuracy": 0.5}},
+                               {"name": "bad", "ranges": [[1, "x"]]}]}, f)
+    p = run_cli("eval", c)
+    assert "| b12 (101–101, 200–299) | 2 | 50% | 50% |" in p.stdout, p.stdout
+    r = json.loads(run_cli("eval", c, "--json").stdout)
+    assert [b["name"] for b in r["batches"]] == ["b12"] and r["batches"][0]["ranges"] == [[101, 101], [200, 299]]
+
+
 def test_the_outcome_line_counts_as_cited_evidence(tmp_path):
     """An interrupted run's decisive line is the scheduler's, cited by the outcome record, not by a cause."""
     c = tmp_path / "corpus" / "101-time-limit"

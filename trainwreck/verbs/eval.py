@@ -9,7 +9,7 @@ the primary cause, a ranked cause or the outcome holds it).
 Two optional files in the corpus make the figures honest:
   split.json    {"test": [case folders]}: the frozen test split. Its misses are not listed (only counted) unless
                 --show-test-misses is given: tune on dev, report test.
-  batches.json  {"batches": [{"name", "range": [lo, hi], "first_look": {"accuracy", ...}}]}: the accuracy each
+  batches.json  {"batches": [{"name", "range": [lo, hi] or "ranges": [[lo, hi], …], "first_look"}]}: the accuracy each
                 batch of cases had at its first look, before any change made because of it. Printed next to the
                 batch's accuracy today.
 """
@@ -62,13 +62,31 @@ def _load(path: str) -> Optional[dict]:
     return got if isinstance(got, dict) else None
 
 
+def _span(r) -> bool:
+    return isinstance(r, list) and len(r) == 2 and all(isinstance(x, int) and not isinstance(x, bool) for x in r)
+
+
 def _batches(corpus: str) -> List[dict]:
-    """The well-formed entries of batches.json: a name and a [lo, hi] range of case numbers."""
+    """The well-formed entries of batches.json: a name and a [lo, hi] range of case numbers (or `ranges`, a list
+    of them, for a batch whose numbers were given out in several blocks)."""
     got = (_load(os.path.join(corpus, "batches.json")) or {}).get("batches")
-    return [b for b in got if isinstance(b, dict) and isinstance(b.get("name"), str)
-            and isinstance(b.get("range"), list) and len(b["range"]) == 2
-            and all(isinstance(x, int) and not isinstance(x, bool) for x in b["range"])
-            and isinstance(b.get("first_look"), (dict, type(None)))] if isinstance(got, list) else []
+    out = []
+    for b in got if isinstance(got, list) else []:
+        if not (isinstance(b, dict) and isinstance(b.get("name"), str)
+                and isinstance(b.get("first_look"), (dict, type(None)))):
+            continue
+        spans = [b["range"]] if _span(b.get("range")) else b.get("ranges")
+        if isinstance(spans, list) and spans and all(_span(r) for r in spans):
+            out.append(dict(b, spans=spans, range=[min(r[0] for r in spans), max(r[1] for r in spans)]))
+    return out
+
+
+def _in(b: dict, num: int) -> bool:
+    return any(lo <= num <= hi for lo, hi in b["spans"])
+
+
+def _ranges(b: dict) -> str:
+    return ", ".join(f"{lo:03d}–{hi:03d}" for lo, hi in b["spans"])
 
 
 MAX_LABEL = 1 << 20  # a case.json larger than this is not a label
@@ -182,7 +200,7 @@ def evaluate(corpus: str, only: str = None, show_test_misses: bool = False) -> D
             t.add(want, got, hit, out_ok, ev_ok)
         num = _number(case)
         for b in batches:
-            if num is not None and b["range"][0] <= num <= b["range"][1]:
+            if num is not None and _in(b, num):
                 per_batch[b["name"]].add(want, got, hit, out_ok, ev_ok)
         if not ok or hit is False:
             if part == "test" and not show_test_misses:
@@ -198,8 +216,9 @@ def evaluate(corpus: str, only: str = None, show_test_misses: bool = False) -> D
     r = tallies["all"].json()
     r.update({"dev": tallies["dev"].json(), "test": tallies["test"].json(), "misses": misses,
               "test_misses_hidden": hidden, "skipped": skipped,
-              "batches": [{"name": b["name"], "range": b["range"], "first_look": b.get("first_look"),
-                           "note": b.get("note"), "now": per_batch[b["name"]].json()} for b in batches]})
+              "batches": [{"name": b["name"], "range": b["range"], "ranges": b["spans"],
+                           "first_look": b.get("first_look"), "note": b.get("note"),
+                           "now": per_batch[b["name"]].json()} for b in batches]})
     return r
 
 
@@ -228,7 +247,7 @@ def batch_table(r: Dict) -> str:
         now = b["now"]
         if not now["cases"]:
             continue
-        L.append(f"| {b['name']} ({b['range'][0]:03d}–{b['range'][1]:03d}) | {now['cases']} | "
+        L.append(f"| {b['name']} ({_ranges(dict(b, spans=b.get('ranges') or [b['range']]))}) | {now['cases']} | "
                  f"{'—' if fl is None else f'{100 * fl:.0f}%'} | {100 * now['accuracy']:.0f}% |")
     return "\n".join(L)
 
