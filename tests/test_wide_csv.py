@@ -10,7 +10,7 @@ import time
 
 from trainwreck.cli import main
 from trainwreck.collect import collect
-from trainwreck.collect.readers.csvmetrics import MAX_COLUMNS
+from trainwreck.collect.readers.csvmetrics import MAX_COLUMNS, WIDE_METRICS
 from trainwreck.collect.safeio import MAX_LINE_CHARS, BoundedFile
 from trainwreck.locate import locate
 
@@ -76,7 +76,8 @@ def test_a_row_with_a_cell_too_many_is_skipped_never_shifted(tmp_path, capsys):
 
 def test_a_100000_column_csv_is_bounded_and_says_what_it_did_not_read(tmp_path, capsys):
     n = 100_000
-    cols = ["step", "loss"] + [f"c{i}" for i in range(n - 3)] + ["grad_norm"]  # grad_norm past the column cap
+    # every column a loss component by its name (`loss_c7`), grad_norm past the column cap
+    cols = ["step", "loss"] + [f"loss_c{i}" for i in range(n - 3)] + ["grad_norm"]
     with open(tmp_path / "metrics.csv", "w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(cols)
@@ -89,6 +90,8 @@ def test_a_100000_column_csv_is_bounded_and_says_what_it_did_not_read(tmp_path, 
     notes = "\n".join(rep["notes"])
     assert f"metrics.csv: header longer than 64 KB or {MAX_COLUMNS} columns; read its first {MAX_COLUMNS} columns" \
         in notes
+    assert f"metrics.csv: {MAX_COLUMNS - 1} metric columns; the first {WIDE_METRICS} read, the others not" in notes
+    assert len(rep["trajectories"]) <= WIDE_METRICS  # the report stays small: not 4,096 series
     loss = rep["metrics_summary"]["loss"]
     assert loss["n"] == 10 and loss["last"] == 5.0 - 0.25 * 9  # the early column is read, aligned
     assert "grad_norm" not in rep["metrics_summary"]  # past the cap: not read, and said so
@@ -113,3 +116,23 @@ def test_the_cells_of_a_wide_row_are_redacted_each_and_stay_in_place(tmp_path):
     assert got[599] == "599.5" and got[601] == "601.5" and got[-1] == "899.5"  # no cell moved
     assert not cut_whole and cut == got[:len(cut)] and len(",".join(cut)) < 1000  # the cell cut into is dropped
     assert not few_whole and few == got[:10]
+
+
+def test_a_large_wide_csv_is_sampled_across_its_middle_and_every_point_is_aligned(tmp_path):
+    """Past the whole-read limit (2 MB) a metrics file is sampled: a wide row does not fit the sample window of a
+    narrow one, so the window widens to the header's width (and fewer rows are sampled, the bytes stay bounded)."""
+    from trainwreck.collect.metricfile import FULL_PARSE_LIMIT, TAIL_ENTRIES
+    cols = ["step"] + [f"train/per_class_acc_{i:04d}" for i in range(700)] + ["train_loss"]
+    rows = 0
+    with open(tmp_path / "metrics.csv", "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(cols)
+        while fh.tell() < FULL_PARSE_LIMIT + (1 << 20):
+            w.writerow([rows] + [round(0.5 + 0.0001 * i, 4) for i in range(700)] + [round(9 - 0.01 * rows, 2)])
+            rows += 1
+    b = collect(locate(str(tmp_path)))
+    pts = b.best_series("loss").points
+    assert all(p.value == round(9 - 0.01 * p.step, 2) for p in pts)  # head, samples and tail: all the loss column
+    tail_from = rows - TAIL_ENTRIES
+    middle = [p for p in pts if 20 < p.step < tail_from]  # neither the first 64 KB nor the tail
+    assert len(middle) >= 50, (len(pts), rows)

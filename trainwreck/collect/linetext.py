@@ -58,6 +58,8 @@ def redact_texts(texts: List[str]) -> List[str]:
     """Consecutive texts (lines, or the cells of one line) redacted and each cut to MAX_LINE_CHARS. A text is
     cut to the line cap before redaction, so its rules see at most MAX_LINE_CHARS + REDACT_CONTEXT characters."""
     texts = list(texts)
+    if not texts or max(map(len, texts)) <= MAX_LINE_CHARS:  # the common case: nothing to cut (and no loop)
+        return redact_lines(texts)
     cut = [0] * len(texts)
     for i, text in enumerate(texts):
         if len(text) > MAX_LINE_CHARS + REDACT_CONTEXT:

@@ -304,8 +304,11 @@ class BoundedFile:
         of its own (and cut to MAX_LINE_CHARS), so a redaction stays inside its cell and no cell moves.
         Returns (cells, whole): `whole` is False when a bound cut the line (the cell it cut into is dropped).
         `again`: the line was read before through `lines` (its bytes are in the evidence budget already)."""
-        data = self.peek(offset, limit + 1)
+        data = self.peek(offset, min(limit + 1, 16 << 10))  # most rows end within 16 KB: read more only if not
         nl = data.find(b"\n")
+        if nl < 0 and limit + 1 > len(data) and offset + len(data) < self.size:
+            data = self.peek(offset, limit + 1)
+            nl = data.find(b"\n")
         whole = nl >= 0 or len(data) <= limit
         data = data[:nl] if nl >= 0 else data[:limit]
         if again:

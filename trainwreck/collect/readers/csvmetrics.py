@@ -17,6 +17,7 @@ from trainwreck.model import Line, Point, Source
 ORDER = 30
 STEP_COLUMNS = ("step", "global_step", "trainer/global_step")
 MAX_COLUMNS = 4096  # columns read from a header (and cells from a row): a 100,000-column file is bounded
+WIDE_METRICS = 64  # metric series read from a header over the line cap (metricfile samples it like any file)
 
 
 def claims(rel: str, name: str) -> bool:
@@ -44,25 +45,26 @@ def _cut(line: Line) -> bool:
 
 
 def _header(bundle, f, rel: str):
-    """The column names, read from the start of the header however long it is (bounded: WIDE_LINE_BYTES,
-    MAX_COLUMNS), and the Source of the header for the names as written; ([], None) for an empty file."""
+    """(column names, the header's Source for the names as written, whether every column was read, the header's
+    width in bytes when it is over the line cap, else 0). The names are read from the start of the header however
+    long it is, bounded by WIDE_LINE_BYTES and MAX_COLUMNS; no names for an empty file."""
     first = f.lines(0, min(f.size, WIDE_LINE_BYTES))[:1]
     if first and not _cut(first[0]):
-        return _row(first[0].text), first[0].source(), True
+        return _row(first[0].text), first[0].source(), True, 0
     cols, whole = f.cells(0, _row, most=MAX_COLUMNS, again=bool(first))
     if not cols:
-        return [], None, True
+        return [], None, True, 0
     if not whole:
         bundle.note(f"{rel}: header longer than {WIDE_LINE_BYTES >> 10} KB or {MAX_COLUMNS} columns; read its first "
                     f"{len(cols)} columns, the later ones not")
-    names = ",".join(c for c in cols if canonical(c))  # the metric columns as written, where a cut line would
-    return cols, Source(rel, 1, cap_text(names)), whole  # show only the header's end
+    names = ",".join(c for c in cols if canonical(c))  # the metric columns as written (a cut line: the end only)
+    return cols, Source(rel, 1, cap_text(names)), whole, len(",".join(cols).encode("utf-8", "replace"))
 
 
 def read(bundle, entry, ctx) -> None:
     rel = entry.rel
     with ctx.open(entry) as f:
-        cols, header, whole_header = _header(bundle, f, rel)
+        cols, header, whole_header, width = _header(bundle, f, rel)
         if not cols:
             ctx.record(f, "metrics")
             return
@@ -71,6 +73,9 @@ def read(bundle, entry, ctx) -> None:
         bundle.facts.setdefault(f"metric_names:{rel}", header)
         step_i = next((i for i, c in enumerate(cols) if c.strip() in STEP_COLUMNS), None)
         metric_cols = [i for i, n in enumerate(names) if n]
+        if width and len(metric_cols) > WIDE_METRICS:  # points = rows x metric columns: a wide table is bounded
+            bundle.note(f"{rel}: {len(metric_cols)} metric columns; the first {WIDE_METRICS} read, the others not")
+            metric_cols = metric_cols[:WIDE_METRICS]
 
         def add(line: Line) -> Optional[int]:
             if _cut(line):  # a row longer than the line cap: read by its cells, from its start
@@ -114,7 +119,7 @@ def read(bundle, entry, ctx) -> None:
             return any(i < len(row) and (v := _number(row[i])) is not None and not math.isfinite(v)
                        for i in metric_cols)
 
-        bad = read_records(bundle, f, add, nonfinite, lambda line: True, skip_first=True)
+        bad = read_records(bundle, f, add, nonfinite, lambda line: True, skip_first=True, row_bytes=width)
         ctx.record(f, "metrics")
     if bad:
         bundle.note(f"{rel}: {bad} row(s) could not be split into cells (garbled quoting) and were skipped")
