@@ -19,11 +19,15 @@ import os
 import stat
 import time
 from bisect import bisect_right
-from typing import List, Optional, Tuple
+from typing import Callable, List, Optional, Tuple
 
-from trainwreck import lazy_re, record
+from trainwreck import record
 from trainwreck.collect.bundle import FileRecord
-from trainwreck.collect.redact import redact_lines, redact_path
+from trainwreck.collect.linetext import MAX_LINE_CHARS as MAX_LINE_CHARS  # the line's text (collect/linetext.py),
+from trainwreck.collect.linetext import cap_text as cap_text  # re-exported: readers import it with the primitive
+from trainwreck.collect.linetext import clean_line as clean_line
+from trainwreck.collect.linetext import clean_text, redact_texts, split_lines
+from trainwreck.collect.redact import redact_path
 from trainwreck.model import Line
 
 try:  # the built-in module: hashlib would load OpenSSL (~5 ms of every call) for the same digest
@@ -44,8 +48,7 @@ EVIDENCE_BYTES = 2 << 20  # bytes one collection reads as evidence before files 
 COUNT_LIMIT = 16 << 20  # newlines are counted (for absolute line numbers) up to this offset of a file
 COUNT_BYTES = 64 << 20  # ... and at most this many bytes per collection; beyond, lines are cited by byte offset
 INFLATE_BYTES = 128 << 20  # decompressed bytes one collection produces from compressed logs (collect/inflate.py)
-MAX_LINE_CHARS = 4000
-_ANSI = lazy_re(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[()][0-9A-Za-z]|\x1b[=>]")
+WIDE_LINE_BYTES = 64 << 10  # a table row read by its cells (BoundedFile.cells) is read up to this many bytes
 
 
 class Skip(Exception):
@@ -177,41 +180,6 @@ def looks_binary(sample: bytes) -> Optional[str]:
     if nul / n > 0.5:
         return f"{100 * nul / n:.0f}% NUL bytes"
     return None
-
-
-def clean_line(raw: bytes) -> str:
-    if raw.endswith(b"\r"):
-        raw = raw[:-1]
-    if len(raw) > 64 << 10:
-        raw = raw[-(64 << 10):]
-    text = raw.replace(b"\x00", b"").decode("utf-8", "replace")
-    if "\x1b" in text:
-        text = _ANSI.sub("", text)
-    return text
-
-
-def cap_text(text: str) -> str:
-    if len(text) > MAX_LINE_CHARS:
-        return f"[…{len(text) - MAX_LINE_CHARS} chars cut] " + text[-MAX_LINE_CHARS:]
-    return text
-
-
-REDACT_CONTEXT = 256  # a long line's kept end is redacted with this much of the text before it (a key before its value)
-
-
-def redact_window(text: str) -> Tuple[str, int]:
-    """The end of an over-long line that redaction sees, and how many characters were cut before it: the last
-    MAX_LINE_CHARS + REDACT_CONTEXT characters, started after a separator (blank, comma, quote, `&`), so that
-    no token is cut in two (a secret's tail without the prefix that marks it). Where the cut falls inside a
-    token longer than the context, the whole token goes; a window that is one token (a blob) goes whole.
-    Redaction then costs the same on a 64 KB line as on a 4 KB one; the context is cut off after redaction."""
-    start = len(text) - MAX_LINE_CHARS - REDACT_CONTEXT
-    sep = _SEPARATOR.search(text, start)
-    start = sep.end() if sep is not None else len(text)
-    return text[start:], start
-
-
-_SEPARATOR = lazy_re(r"[\s,;\"'&|]+")
 
 
 class Budget:
@@ -355,6 +323,32 @@ class BoundedFile:
         self._keep(offset + nl + 1, raw)
         return split_lines(raw, self.rel, None, offset + nl + 1)[0]
 
+    def cells(self, offset: int, split: Callable[[str], List[str]], limit: int = WIDE_LINE_BYTES,
+              most: Optional[int] = None, again: bool = False) -> Tuple[List[str], bool]:
+        """The cells of the line that starts at byte `offset`, read from its START (a Line of `lines` keeps the
+        end of an over-long line, so the cells of a wide table row would be shifted): at most `limit` bytes and
+        `most` cells. The line is cleaned like every line, split by `split`, and each cell is redacted as a text
+        of its own (and cut to MAX_LINE_CHARS), so a redaction stays inside its cell and no cell moves.
+        Returns (cells, whole): `whole` is False when a bound cut the line (the cell it cut into is dropped).
+        `again`: the line was read before through `lines` (its bytes are in the evidence budget already)."""
+        data = self.peek(offset, min(limit + 1, 16 << 10))  # most rows end within 16 KB: read more only if not
+        nl = data.find(b"\n")
+        if nl < 0 and limit + 1 > len(data) and offset + len(data) < self.size:
+            data = self.peek(offset, limit + 1)
+            nl = data.find(b"\n")
+        whole = nl >= 0 or len(data) <= limit
+        data = data[:nl] if nl >= 0 else data[:limit]
+        if again:
+            self.pieces.append((offset, data))
+        else:
+            self._keep(offset, data)
+        cells = split(clean_text(data))
+        if not whole:
+            cells = cells[:-1]
+        if most is not None and len(cells) > most:
+            cells, whole = cells[:most], False
+        return redact_texts(cells), whole
+
     def all_lines(self, limit: int) -> List[Line]:
         """Every line of a small structured file (config, JSON); refused beyond `limit` bytes."""
         if self.size > limit:
@@ -374,27 +368,3 @@ class BoundedFile:
             pos = max(pos, off + len(data))
         whole = covered >= self.size or (not self.pieces and self.size == 0)
         return FileRecord(self.rel, self.size, self.mtime, h.hexdigest(), "whole" if whole else "head+tail", kind)
-
-
-def split_lines(data: bytes, rel: str, first_line: Optional[int], base_offset: int) -> List[Line]:
-    """Decoded, cleaned, redacted Lines of `data` (which starts at byte `base_offset`, line `first_line`)."""
-    raws = data.split(b"\n")
-    texts = [clean_line(r) for r in raws]
-    cut = [0] * len(texts)
-    for i, text in enumerate(texts):  # cut to the line cap before redaction: its rules then see at most
-        if len(text) > MAX_LINE_CHARS + REDACT_CONTEXT:  # MAX_LINE_CHARS + REDACT_CONTEXT characters
-            texts[i], cut[i] = redact_window(text)
-    texts = redact_lines(texts)
-    out: List[Line] = []
-    pos = base_offset
-    ln = first_line
-    for raw, text, n_cut in zip(raws, texts, cut):
-        if n_cut:
-            text = f"[…{n_cut + max(0, len(text) - MAX_LINE_CHARS)} chars cut] " + text[-MAX_LINE_CHARS:]
-        elif len(text) > MAX_LINE_CHARS:
-            text = cap_text(text)
-        out.append(Line(rel, ln, text, pos))
-        pos += len(raw) + 1
-        if ln is not None:
-            ln += 1
-    return out

@@ -54,6 +54,12 @@ _OUTCOME_MEANS = {"completed": "the run reached its end; no failure found",
                   "unknown": "nothing says how the run ended"}
 
 
+def _variables(v: Dict[str, Any]) -> List[tuple]:
+    """The shell variables to set before the verification's commands (a path that holds a secret, named "$RUN")."""
+    got = v.get("variables")
+    return [(k, str(x)) for k, x in got.items() if str(k).isidentifier()] if isinstance(got, dict) else []
+
+
 def outcome_line(d: Dict[str, Any]) -> str:
     """`Outcome: completed (train.log:458: why)`: how the run ended and the line that shows it."""
     o = d.get("outcome") or {}
@@ -111,6 +117,8 @@ def terminal(d: Dict[str, Any], width: Optional[int] = None) -> str:
         out.append("")
         extra = f" — last intact checkpoint before the onset: {one_line(v['checkpoint'])}" if v.get("checkpoint") else ""
         out.append(f"Verify  {SKILL_PREFIX}{v.get('skill')}{extra}")
+        for name, says in _variables(v):
+            out.append(f"Set     {name}=<{one_line(says)}>")
         if v.get("command"):
             out.append(f"        {v['command']}")
         if v.get("next_probe"):
@@ -180,6 +188,8 @@ def markdown(d: Dict[str, Any]) -> str:
     L += ["", "## Verify", "", f"- Skill: {md_code(SKILL_PREFIX + str(v.get('skill')))}"]
     if v.get("checkpoint"):
         L.append(f"- Last intact checkpoint before the onset: {md_code(v['checkpoint'])}")
+    for name, says in _variables(v):
+        L.append(f"- Set first: {md_code(f'{name}=<{says}>')}")
     if v.get("command"):
         L.append(f"- Command: {md_code(v['command'])}")
     if v.get("next_probe"):

@@ -123,7 +123,8 @@ def render(j: dict) -> str:
     if j["notes"]:
         L += ["", "Notes:"] + [f"  - {n}" for n in j["notes"]]
     v = j["diagnosis"].get("verification") or {}
-    L += ["", f"Suggested verification: /trainwreck:{v.get('skill')} — {v.get('command')}"]
+    first = "".join(f"set {k}=<{x}> first, then: " for k, x in (v.get("variables") or {}).items())
+    L += ["", f"Suggested verification: /trainwreck:{v.get('skill')} — {first}{v.get('command')}"]
     return terminal_text("\n".join(one_line(x) for x in L) + "\n")  # a run's newline never starts a line
 
 

@@ -11,11 +11,13 @@ from typing import List, Optional
 from trainwreck.collect import numbers
 from trainwreck.collect.metricfile import read_records
 from trainwreck.collect.metricnames import canonical
-from trainwreck.collect.safeio import MAX_LINE_CHARS
+from trainwreck.collect.safeio import WIDE_LINE_BYTES, cap_text
 from trainwreck.model import Line, Point, Source
 
 ORDER = 30
 STEP_COLUMNS = ("step", "global_step", "trainer/global_step")
+MAX_COLUMNS = 4096  # columns read from a header (and cells from a row): a 100,000-column file is bounded
+WIDE_METRICS = 64  # metric series read from a header over the line cap (metricfile samples it like any file)
 
 
 def claims(rel: str, name: str) -> bool:
@@ -37,28 +39,60 @@ def _number(cell: str) -> Optional[float]:
     return numbers.text_value(cell)[0]
 
 
+def _cut(line: Line) -> bool:
+    """The line's text is the end of a longer line (collect/linetext.py): its first cells are not in it."""
+    return line.text.startswith("[…") and " chars cut] " in line.text[:40]
+
+
+def _header(bundle, f, rel: str):
+    """(column names, the header's Source for the names as written, whether every column was read, the header's
+    width in bytes when it is over the line cap, else 0). The names are read from the start of the header however
+    long it is, bounded by WIDE_LINE_BYTES and MAX_COLUMNS; no names for an empty file."""
+    first = f.lines(0, min(f.size, WIDE_LINE_BYTES))[:1]
+    if first and not _cut(first[0]):
+        return _row(first[0].text), first[0].source(), True, 0
+    cols, whole = f.cells(0, _row, most=MAX_COLUMNS, again=bool(first))
+    if not cols:
+        return [], None, True, 0
+    if not whole:
+        bundle.note(f"{rel}: header longer than {WIDE_LINE_BYTES >> 10} KB or {MAX_COLUMNS} columns; read its first "
+                    f"{len(cols)} columns, the later ones not")
+    names = ",".join(c for c in cols if canonical(c))  # the metric columns as written (a cut line: the end only)
+    return cols, Source(rel, 1, cap_text(names)), whole, len(",".join(cols).encode("utf-8", "replace"))
+
+
 def read(bundle, entry, ctx) -> None:
     rel = entry.rel
     with ctx.open(entry) as f:
-        first = f.lines(0, min(f.size, 65536))[:1]
-        cols = _row(first[0].text) if first else []
+        cols, header, whole_header, width = _header(bundle, f, rel)
         if not cols:
             ctx.record(f, "metrics")
             return
         names = [canonical(c) for c in cols]
         # the column names as written ("lr-SGD", "lr-AdamW"): canonical names lose what they say about the setup
-        bundle.facts.setdefault(f"metric_names:{rel}", first[0].source())
+        bundle.facts.setdefault(f"metric_names:{rel}", header)
         step_i = next((i for i, c in enumerate(cols) if c.strip() in STEP_COLUMNS), None)
         metric_cols = [i for i, n in enumerate(names) if n]
+        if width and len(metric_cols) > WIDE_METRICS:  # points = rows x metric columns: a wide table is bounded
+            bundle.note(f"{rel}: {len(metric_cols)} metric columns; the first {WIDE_METRICS} read, the others not")
+            metric_cols = metric_cols[:WIDE_METRICS]
 
         def add(line: Line) -> Optional[int]:
-            if line.text.startswith("[…") and " chars cut] " in line.text[:40]:  # its first cells are gone
-                bundle.skip(rel, f"row longer than {MAX_LINE_CHARS} characters (a field too large), skipped",
-                            line.line, line.byte)
-                return 0
-            row = _row(line.text)
+            if _cut(line):  # a row longer than the line cap: read by its cells, from its start
+                row, whole = f.cells(line.byte or 0, _row, most=len(cols) + 1, again=True)
+            else:
+                row, whole = _row(line.text), True
             if not row:
                 return None
+            if len(row) > len(cols):
+                if whole_header:  # a cell too many: which one moved is unknown, so no cell is trusted
+                    bundle.skip(rel, f"row has {'more than ' if not whole else ''}{len(row) - (not whole)} cells, "
+                                f"the header {len(cols)}; skipped", line.line, line.byte)
+                    return 0
+                row = row[:len(cols)]  # the header was cut: the cells past its last column are not read
+            elif not whole:
+                bundle.skip(rel, f"row longer than {WIDE_LINE_BYTES >> 10} KB; its first {len(row)} cells read",
+                            line.line, line.byte)
             n = 0
             step = None
             if step_i is not None and step_i < len(row):
@@ -80,10 +114,12 @@ def read(bundle, entry, ctx) -> None:
 
         def nonfinite(raw: bytes) -> bool:
             row = _row(raw.decode("utf-8", "replace"))
+            if whole_header and len(row) > len(cols):  # not a row whose cells are the header's columns
+                return False
             return any(i < len(row) and (v := _number(row[i])) is not None and not math.isfinite(v)
                        for i in metric_cols)
 
-        bad = read_records(bundle, f, add, nonfinite, lambda line: True, skip_first=True)
+        bad = read_records(bundle, f, add, nonfinite, lambda line: True, skip_first=True, row_bytes=width)
         ctx.record(f, "metrics")
     if bad:
         bundle.note(f"{rel}: {bad} row(s) could not be split into cells (garbled quoting) and were skipped")
