@@ -31,6 +31,11 @@ def _inputs():
            (",".join(["step"] + [f"m{i}" for i in range(100000)]) + "\n"
             + "".join(",".join([str(s)] + ["0.5"] * 100000) + "\n" for s in range(3))).encode(),
            b"step,loss\n0,2.3\n1,2.2\n2,2.1\n")
+    rnd = __import__("random").Random(3)
+    long_lines = "".join(f"step {i} loss 0.{i} " + "".join(rnd.choice("abcdefghijklmnopqrstuvwxyz") for _ in
+                         range(3960)) + "(=1\n" for i in range(500))  # 2 MB of lines a call-like tail ends
+    yield ("2 MB of 4,000-char lines ending in a call", "train.log", long_lines.encode(),
+           "".join(f"step {i} loss 0.{i}\n" for i in range(500)).encode())
     yield ("8 GB sparse metrics.jsonl", "metrics.jsonl", "sparse",
            "".join(json.dumps({"step": i, "loss": 2.0}) + "\n" for i in range(50)).encode())
 

@@ -233,6 +233,27 @@ def test_a_tqdm_description_ends_in_a_colon_and_names_loss_terms_with_a_space():
     assert got == {"cls_loss": 146298.14062, "reg_loss": 2.82531, "loss": 146300.96875}
     assert extract("Test set: Average loss: 0.0012, Accuracy: 9823/10000 (98%)")[1] == {"loss": 0.0012}
     assert extract("eta: 2:46:39 loss: 0.5")[1] == {"loss": 0.5} and extract("Validation loss 6312: 0.5") is None
+    # a qualified loss is a term only beside a total on the same line; alone it is the loss
+    assert extract("step 3 | Combined loss: 2.3012")[1] == {"loss": 2.3012}
+    assert extract("G loss: 0.5, D loss: 0.3")[1] == {"loss": 0.5}
+    # a split carries only to a metric of the same kind
+    assert extract("Epoch 5 | Val Acc: 0.81 | Loss: 0.30")[1] == {"val_acc": 0.81, "loss": 0.3, "epoch": 5.0}
+
+
+def test_a_records_repr_is_a_metric_line_and_a_long_line_costs_little():
+    import random
+    import string
+    import time
+
+    from trainwreck.collect.textmetrics import extract
+    assert extract("StepMetrics(step=1, loss=2.49, grad_norm=0.5, lr=0.0003)") == (
+        1, {"loss": 2.49, "grad_norm": 0.5, "lr": 0.0003})
+    rnd = random.Random(3)
+    line = "step 1 loss 0.5 " + "".join(rnd.choice(string.ascii_letters) for _ in range(3960)) + "(=1"
+    t = time.process_time()
+    for _ in range(20):
+        extract(line)
+    assert time.process_time() - t < 0.2  # 20 lines of 4,000 characters: linear, not a rescan per position
 
 
 def _sweep(tmp_path, vals):
@@ -254,3 +275,9 @@ def test_a_validation_loss_that_blows_up_again_and_again_is_divergence(tmp_path)
 def test_one_validation_blow_up_is_a_warning_not_the_verdict(tmp_path):
     d = _sweep(tmp_path, [9.3, 6.1, 5.0, 30.0, 4.6, 4.2, 4.0, 3.9])
     assert d["classification"] != "divergence", d["headline"]
+
+
+def test_a_loss_term_nan_from_its_first_value_beside_a_total_that_trains_is_no_nan_verdict(tmp_path):
+    body = "".join(f"step {s} | loss: {2.5 - s * 0.02:.4f} | mask_loss: nan | lr: 0.001\n" for s in range(1, 40))
+    d = _d(tmp_path, "train.log", body + "Training completed.\n")
+    assert not (d["primary_cause"] and "mask_loss is NaN" in d["primary_cause"]["summary"]), d["headline"]

@@ -115,3 +115,23 @@ def test_the_cli_says_what_the_deadline_left_out_instead_of_failing(tmp_path):
     d = json.loads(p.stdout)
     assert d["classification"] == "OOM"
     assert any(n.startswith("slow.log:") and "CPU deadline" in n for n in d["notes"])
+
+
+def test_a_reader_slow_while_parsing_its_lines_is_stopped_at_the_files_deadline(tmp_path, monkeypatch, clock):
+    """The slowness is in the metric parsing after the file's bytes were read, not in the read: the reader's own
+    loop looks at the clock too."""
+    from trainwreck.collect.readers import logs
+    run = _run(str(tmp_path / "run"))
+    with open(os.path.join(run, "slow.log"), "w") as f:
+        f.write("".join(f"step {i} loss={2.3 - i * 1e-3:.4f}\n" for i in range(2000)))
+    real = logs._extract
+
+    def slow(text):
+        if text.startswith("step ") and "loss=2.2" in text:  # only slow.log's lines
+            clock.now += 0.1
+        return real(text)
+    monkeypatch.setattr(logs, "_extract", slow)
+    result = diagnose(run, probe=False)
+    assert "slow.log" not in {f.path for f in result.bundle.files}
+    assert any(n.startswith("slow.log:") and "CPU deadline" in n for n in result.diagnosis.notes)
+    assert result.diagnosis.classification == "OOM"

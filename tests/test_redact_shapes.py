@@ -89,6 +89,10 @@ SECRETS = [
     ("pem-one-line", j("key = '-----BEGIN ", "PRIVATE KEY-----\\n"), PEM_LINES[0], "\\n-----END PRIVATE KEY-----'"),
     ("pem-body-line", "", PEM_LINES[1], ""),
     ("hydra-sweep-dir", "multirun/2026-11-01/10-00-00/lr=0.1,wandb.api_key=", HEX40, "/train.log"),
+    # a generic key whose value mixes words with one random part: the words do not make it a name
+    ("key-words-and-random", "key=", j("prod_user_", gen(24, HEX)), ""),
+    ("cache-key-words-and-random", "cache_key=", j("team_alpha_", gen(27)), ""),
+    ("key-node-and-hex", "key: ", j("master-node-", gen(32, HEX)), ""),
 ]
 
 

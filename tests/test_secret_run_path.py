@@ -137,6 +137,19 @@ def test_a_completed_run_named_any_way_gets_a_curve_command_on_RUN(tmp_path, how
     assert got == want  # the word the shell passes to `trainwreck curve` is the run as named
 
 
+def test_a_secret_in_the_target_files_own_name_stays_redacted_in_the_command(tmp_path):
+    """The secret is in the log's file name, not in the run's folder: the part after "$RUN" would show it, so the
+    command keeps the redacted path (safe, not pasteable) and says nothing about setting RUN."""
+    run = tmp_path / "run7"
+    shutil.copytree(os.path.join(FIXTURES, "hf-log-completed"), run)
+    log = run / f"train_wandb_api_key={HEX40}.log"
+    (run / "train.log").rename(log)
+    d = diagnose(str(log), probe=False).diagnosis.to_json()
+    text = json.dumps(d)
+    assert HEX40 not in text
+    assert "variables" not in (d["verification"] or {})
+
+
 ROOTS = [f"/tmp/sweep/{SWEEP}", f"/tmp/my proj $(touch pwned)/{SWEEP}", f"/tmp/it's \"q\" `x` \\ $HOME/{SWEEP}"]
 
 

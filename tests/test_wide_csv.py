@@ -136,3 +136,23 @@ def test_a_large_wide_csv_is_sampled_across_its_middle_and_every_point_is_aligne
     tail_from = rows - TAIL_ENTRIES
     middle = [p for p in pts if 20 < p.step < tail_from]  # neither the first 64 KB nor the tail
     assert len(middle) >= 50, (len(pts), rows)
+
+
+def test_a_narrow_csv_with_trailing_commas_is_read_whole(tmp_path):
+    rows = "".join(f"{i},{'nan' if i >= 150 else 2.0 - i * 1e-3},\n" for i in range(300))
+    (tmp_path / "metrics.csv").write_text("step,loss\n" + rows)
+    b = collect(locate(str(tmp_path)))
+    pts = b.best_series("loss").points
+    assert len(pts) == 300 and next(p.step for p in pts if p.value != p.value) == 150
+
+
+def test_a_column_appended_from_some_step_on_keeps_the_header_columns(tmp_path):
+    """A logger that adds `val_loss` from step 50 without rewriting the header: the first such row is skipped
+    (alone it could be a stray comma), the rest are read by the header's columns."""
+    rows = "".join(f"{i},{'nan' if i >= 200 else 2.0 - i * 1e-3}" + (",1.5" if i >= 50 else "") + "\n"
+                   for i in range(300))
+    (tmp_path / "metrics.csv").write_text("step,loss\n" + rows)
+    b = collect(locate(str(tmp_path)))
+    pts = b.best_series("loss").points
+    assert len(pts) == 299 and next(p.step for p in pts if p.value != p.value) == 200
+    assert any("row has 3 cells, the header 2; skipped" in n for n in b.notes)

@@ -26,9 +26,10 @@ class Result:
         self.diagnosis = diagnosis
 
 
-def diagnose(path: Optional[str], cwd: Optional[str] = None, probe: bool = True) -> Result:
+def diagnose(path: Optional[str], cwd: Optional[str] = None, probe: bool = True,
+             hide: frozenset = frozenset()) -> Result:
     run = locate(path, cwd)
-    bundle = collect(run)
+    bundle = collect(run, hide)
     if not bundle.files:
         why = "; ".join(bundle.notes[:3]) or "no logs, metrics, configs or checkpoints in it"
         raise NotFound(f"nothing to diagnose in {redact_path(run.target)}: {why}")
@@ -97,7 +98,9 @@ def _name_run_in_commands(diag: Diagnosis, run: Run, secret: dict, cwd: Optional
         if rel == "." or rel == "":
             names.append((p, ""))
         elif rel != ".." and not rel.startswith(".." + os.sep):
-            names.append((p, "/" + rel.replace(os.sep, "/")))
+            rest = "/" + rel.replace(os.sep, "/")
+            if redact_path(rest) == rest:  # a secret in the part inside the run stays redacted (clean() below)
+                names.append((p, rest))
     v = diag.verification or {}
     named = False
     for holder in (v, v.get("launch") if isinstance(v.get("launch"), dict) else None):

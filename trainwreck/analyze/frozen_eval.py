@@ -16,11 +16,11 @@ from trainwreck import lazy_re
 from trainwreck.analyze.not_learning import finite_points, printed_digits
 from trainwreck.analyze.trajectory_stats import few_words, fmt, points_confidence
 from trainwreck.collect.bundle import Bundle
+from trainwreck.collect.metricnames import EVAL_PREFIXES
 from trainwreck.model import DIRECT, Finding, Point
 
 _NO_BETTER = lazy_re(r"(?<!\w)(\w+) did not improve from ([-+]?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?)")  # Keras ModelCheckpoint
 _FINAL = lazy_re(r"(?i)\bfinal\b")
-EVAL_PREFIXES = ("eval_", "val_", "valid_", "validation_", "test_")
 MIN_DIGITS = 4  # a frozen value must have been printed with this many significant digits (not a round 0.5)
 MIN_EVALS = 2
 

@@ -16,13 +16,12 @@ from typing import List, Optional, Tuple
 
 from trainwreck.analyze.trajectory_stats import few_words, fmt, points_confidence
 from trainwreck.collect.bundle import Bundle
-from trainwreck.collect.metricnames import role
+from trainwreck.collect.metricnames import EVAL_PREFIXES, role
 from trainwreck.model import DIRECT, Finding, Point
 
 JUMP = 1000.0  # this many times the lowest value logged before it ...
 ABOVE_START = 10.0  # ... and this many times the first logged value
 MIN_POINTS = 3
-EVAL_PREFIXES = ("eval_", "val_", "valid_", "validation_", "test_")
 
 
 def _read(name: str) -> bool:

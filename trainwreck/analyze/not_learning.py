@@ -14,7 +14,7 @@ from typing import List, Optional, Sequence
 from trainwreck.analyze import trajectory_context as ctx
 from trainwreck.analyze.trajectory_stats import epochs_by_line, few_words, fmt, late, points_confidence
 from trainwreck.collect.bundle import Bundle, Series
-from trainwreck.collect.metricnames import canonical, role
+from trainwreck.collect.metricnames import EVAL_PREFIXES, canonical, role
 from trainwreck.model import DIRECT, Finding, Point
 
 MIN_RUN = 3  # points in a stuck stretch (2 when the whole logged series is that stretch)
@@ -264,13 +264,12 @@ def detect(bundle: Bundle) -> List[Finding]:
     return out
 
 
-_EVAL_PREFIXES = ("eval_", "val_", "valid_", "validation_", "test_")
 
 
 def train_twin_rise(bundle: Bundle, name: str) -> Optional[str]:
     """For a validation metric (`val_acc`), 'accuracy rises (0.0916 → 0.4467)' when the same metric logged on
     the training data (`train_acc`, `acc_train`: series `accuracy`) ends above where it started and above 0."""
-    base = next((name[len(p):] for p in _EVAL_PREFIXES if name.startswith(p)), None)
+    base = next((name[len(p):] for p in EVAL_PREFIXES if name.startswith(p)), None)
     if not base:
         return None
     twin = next((n for n in (canonical(base), canonical("train_" + base)) if n and n != name and n in bundle.series),

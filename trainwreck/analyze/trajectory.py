@@ -111,13 +111,20 @@ def _component_divergence(bundle, loss: List[Point], told: bool) -> List[Finding
 
 
 def _other_loss_nonfinite(bundle) -> List[Finding]:
-    """The first loss component or validation loss that turns non-finite and stays so (`Train mse: nan` beside a
-    `loss: 0.00000` that cannot be the model's): the run computes NaN even though its total looks finite."""
+    """The first loss component or validation loss that turns non-finite and stays so, when that is a failure:
+    it was finite before (the model's outputs went non-finite), or the total beside it cannot be the model's
+    (`Train mse: nan` beside a `loss: 0.00000` that never moves). A term that is NaN from its first value beside a
+    total that trains is a metric with nothing to measure (`mask_loss: nan` on batches with no masks)."""
+    total = [p.value for _i, p in finite_points(_points(bundle, "loss"))]
+    degenerate = not total or len(set(total)) == 1
     for name in sorted(bundle.series):
         if name in ("loss", "grad_norm") or (name != "eval_loss" and role(name) != "component"):
             continue
         o = nf.find_onset(name, bundle.series.get(name) or [])
-        if o is not None and o.persistent:
+        if o is None or not o.persistent:
+            continue
+        was_finite = any(is_finite(p.value) for p in o.points[:o.index])
+        if was_finite or degenerate:
             return [nf.nonfinite_finding(o)]
     return []
 

@@ -140,7 +140,9 @@ def _modules() -> Dict[str, object]:
     return {_kind(m): m for m in readers()}
 
 
-def collect(run: Run) -> Bundle:
+def collect(run: Run, hide: frozenset = frozenset()) -> Bundle:
+    """The run's evidence; files whose path in the run is in `hide` are not listed at all (`eval` hides each case's
+    label, case.json, so that a label is never read as evidence of the run it labels)."""
     bundle = Bundle(root=run.root, target=run.target, single_file=run.single_file)
     ctx = Context(bundle)
     skipped = Skipped()
@@ -161,6 +163,8 @@ def collect(run: Run) -> Bundle:
     walker = Walker(run.root)
     claimed, unknown = [], []
     for entry in walker.files(prune=lambda rel, name: name in PRUNE or (name.startswith(".") and name != ".hydra")):
+        if entry.rel in hide:
+            continue
         name = entry.rel.rsplit("/", 1)[-1]
         mod = next((m for m in readers() if m.claims(entry.rel, name)), None)
         if mod is not None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Dict, List, Optional, Tuple
 
+from trainwreck import lazy_re
 from trainwreck.collect.inflate import sniff_head
 from trainwreck.collect.safeio import BoundedFile, Entry, Skip, looks_binary
 from trainwreck.collect.sniff import SNIFF_BYTES, doc_shows_a_run, json_document_kind, suffix_kind, text_kind
@@ -76,14 +77,25 @@ def _kind_of(root: str, entry: Entry, name: str) -> Tuple[str, Optional[str]]:
     return kind, None
 
 
-def _opens_a_json_object(root: str, entry: Entry) -> bool:
-    """The file's first bytes start a JSON object with a quoted key (no program text starts so)."""
+# a line only program text has: an import, a def or class, a decorator, the main guard, a shebang
+_CODE_LINE = lazy_re(rb"(?m)^[ \t]*(?:import [\w.]|from [\w.]+ import |def \w+ ?\(|class \w+ ?[(:]|@[\w.]+|"
+                     rb"if __name__|#!/)")
+CODE_PEEK = 4096  # bytes of a source-named file looked at for program text
+
+
+def _not_program_text(root: str, entry: Entry) -> bool:
+    """A file under a source file's name that is no program: a JSON document (its first bytes start an object
+    with a quoted key), or text without one line only a program has in its first 4 KB (a training log saved as
+    `nohup.train.py`, a terminal session pasted into `notes.py`)."""
     try:
         with BoundedFile(root, entry.abspath) as f:
-            head = f.peek(0, 64).lstrip()
+            head = f.peek(0, CODE_PEEK)
     except Skip:
         return False
-    return head[:1] == b"{" and head[1:].lstrip()[:1] == b'"'
+    start = head.lstrip()
+    if start[:1] == b"{" and start[1:].lstrip()[:1] == b'"':
+        return True
+    return len(head.strip().splitlines()) >= 3 and _CODE_LINE.search(head) is None
 
 
 def _text(b: bytes) -> str:
@@ -114,8 +126,9 @@ def classify(root: str, entries: List[Entry], modules: Dict[str, object],
             skipped.add("binary", entry.rel)  # TensorBoard's record format: no reader for it here
             continue
         if by_name == "source" and entry.regular and entry.size and peeks < SOURCE_PEEKS:
-            peeks += 1  # a JSON document saved under a source file's name: its content decides
-            by_name = None if _opens_a_json_object(root, entry) else by_name
+            peeks += 1  # a JSON document or a log saved under a source file's name: its content decides
+            if _not_program_text(root, entry):
+                by_name, name = None, name.rsplit(".", 1)[0]  # judged as text without the source suffix
         if by_name in ("media", "source") or name.lower().endswith(ARCHIVES):
             skipped.add("source" if by_name == "source" else "media", entry.rel)
             continue

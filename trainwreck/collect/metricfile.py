@@ -32,6 +32,8 @@ def read_records(bundle, f: BoundedFile, add: Callable[[Line], Optional[int]], a
         bad = points = 0
         lines = f.lines(0, size)
         for i, line in enumerate(lines[1 if skip_first else 0:], 1 if skip_first else 0):
+            if not i & 255:
+                f.check()  # the file's CPU deadline (safeio): parsing is part of its reading
             if not line.text.strip():
                 continue
             got = add(line)

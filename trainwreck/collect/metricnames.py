@@ -41,7 +41,10 @@ _NEEDS = {"eval_loss": ("loss", "nll"), "loss": ("loss", "objective", "entropy",
 
 
 # the split written after the metric (`nll_train`, `acc_val`, `f1_dev`, NRI's and many research loops' layout)
-_SPLIT_AFTER = lazy_re(r"^([a-z][a-z0-9]*(?:_[a-z0-9]+)?)[_/\-.](train|training|val|valid|validation|eval|test|dev)$")
+# the held-out splits a metric name may name, as words (`val acc`) and as name prefixes (`val_acc`)
+SPLIT_WORDS = ("val", "valid", "validation", "eval", "evaluation", "test", "dev")
+EVAL_PREFIXES = ("eval_", "val_", "valid_", "validation_", "test_")
+_SPLIT_AFTER = lazy_re(r"^([a-z][a-z0-9]*(?:_[a-z0-9]+)?)[_/\-.](train|training|" + "|".join(SPLIT_WORDS) + r")$")
 
 
 def _split_first(key: str) -> str:

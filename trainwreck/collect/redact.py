@@ -188,10 +188,12 @@ def _judge(text: str, m: "re.Match[str]", vs: int, ve: int, q: str) -> int:
     if _NOT_SECRET.search(name) or len(val) < 8 or _NUMBER.fullmatch(val):
         return 0
     if word == "key" and not _SECRET_KEYS.search(name) and not (name.isupper() and "_" in name):
-        # a value that looks random: letters and digits mixed, and not a name built of words (two or more
-        # all-letter parts of 4+, as in `store_based_barrier_key:1`)
-        if not (any(c.isdigit() for c in val) and any(c.isalpha() for c in val)) or \
-                sum(1 for w in _PARTS.split(val) if len(w) >= 4 and w.isalpha()) >= 2:
+        # a value that looks random: letters and digits mixed, and not a name built only of words and short
+        # counters (`store_based_barrier_key:1`); one random-looking part (`prod_user_9f8a7b6c5d4e`) is a secret
+        parts = [w for w in _PARTS.split(val) if w]
+        if not (any(c.isdigit() for c in val) and any(c.isalpha() for c in val)) or (
+                sum(1 for w in parts if len(w) >= 4 and w.isalpha()) >= 2
+                and all(w.isalpha() or (w.isdigit() and len(w) <= 6) for w in parts)):
             return 0
     return ve
 

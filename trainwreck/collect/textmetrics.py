@@ -15,7 +15,7 @@ from typing import Dict, List, Optional, Tuple
 
 from trainwreck import lazy_re
 from trainwreck.collect import showexpr
-from trainwreck.collect.metricnames import STEP_KEYS, core, extra, role
+from trainwreck.collect.metricnames import SPLIT_WORDS, STEP_KEYS, core, extra, role
 from trainwreck.collect.numbers import text_value
 
 Result = Tuple[Optional[int], Dict[str, float]]
@@ -55,9 +55,12 @@ _HF_TRAIN_METRICS_LOSS = lazy_re(r"^  train_loss +=  *\S+\s*$")
 _SCALE_TO = lazy_re(r"(?:reducing|setting|set|lowering|decreasing|dropping)(?: the)?(?: loss)?(?: scale)? to:? *("
                        + _NUM + r")(?![\w.])")
 
-_CALL_KWARG = lazy_re(r"[A-Za-z_][\w.]*\((?:[^()\n]|\([^()\n]*\))*?(?<![\w.])[a-z_]\w*=[-+.\d]"
-                      r"|(?<![\w.])[a-z_]\w*=(?:True|False|None)[,)]")  # a call's keyword arguments (one may be
-# on a continuation line: `v, scale=0.12, is_causal=True)`)
+# a call's keyword argument after a positional one (`attention(q, k, v, scale=0.12)`; a record's repr,
+# `StepMetrics(step=1, loss=2.49)`, has keywords only and stays a metric line), or a Python literal passed by
+# keyword (on a continuation line too: `v, scale=0.12, is_causal=True)`); linear: a name starts only after a
+# character that cannot be part of one
+_CALL_KWARG = lazy_re(r"(?<![\w.])[A-Za-z_][\w.]*\((?:[^()=\n]|\([^()\n]*\))+?,[ \t]*[a-z_]\w*=[-+.\d]"
+                      r"|(?<![\w.])[a-z_]\w*=(?:True|False|None)[,)]")
 # Key spellings metricnames does not know but progress lines use.
 _ALIASES = {"skipped": "skipped_iterations", "samples/sec": "throughput", "tokens/sec": "throughput",
             "wps": "throughput", "ups": None, "nan_iterations": "nan_iterations"}
@@ -76,7 +79,7 @@ _key_cache: Dict[str, Optional[str]] = {}
 
 # The split a multi-word key names before its metric (`val acc`, `Test Instance Accuracy`, `validation loss`): kept,
 # so a held-out accuracy never joins the training accuracy's series.
-_SPLIT_WORDS = ("val", "valid", "validation", "eval", "evaluation", "test", "dev")
+_SPLIT_WORDS = SPLIT_WORDS
 _SPLIT_KEEPS = frozenset({"accuracy", "loss"})
 # words before `loss` that qualify the total (its split, an average, a language-model loss), not name a term of it
 _LOSS_QUALIFIERS = frozenset(_SPLIT_WORDS) | frozenset(_WS_QUALIFIERS) | {
@@ -92,20 +95,45 @@ def _with_split(name: str, cand: str, before: List[str]) -> str:
     return core(f"{split} {cand}") or extra(f"{split}_{cand.replace(' ', '_')}") or name
 
 
-def _carried(key: Optional[str], name: Optional[str], carry: Optional[str]) -> Tuple[Optional[str], Optional[str]]:
+def _kind(key: Optional[str]) -> Optional[str]:
+    last = key.lower().rsplit(" ", 1)[-1] if key else ""
+    return "accuracy" if last in ("acc", "accuracy") else "loss" if last == "loss" else None
+
+
+def _carried(key: Optional[str], name: Optional[str], carry: Optional[Tuple[str, Optional[str]]],
+             field: bool = False) -> Tuple[Optional[Tuple[str, Optional[str]]], Optional[str]]:
     """(carry, name): a line's later keys without a split of their own share the split (or the bound) an earlier
-    key of the line named: `Test Instance Accuracy: 0.04, Class Accuracy: 0.025` is two test accuracies, `Best
-    Instance Accuracy: 0.04, Class Accuracy: 0.025` two bests (a bound carries to qualified names only: `best loss:
-    0.3, loss: 0.5` ends with the loss); `Train Loss` after `Val Loss` keeps its own split."""
+    loss or accuracy key of the line named — keys of the same kind always (`Test Instance Accuracy: 0.04, Class
+    Accuracy: 0.025` is two test accuracies; `Best Instance Accuracy: 0.04, Class Accuracy: 0.025` two bests, a bound
+    carrying to qualified names only: `best loss: 0.3, loss: 0.5` ends with the loss), a loss and an accuracy
+    only within one field (`Validation Loss: 0.69 Acc: 0.00`), not across a `|` (`Val Acc: 0.81 | Loss: 0.30`
+    ends with the training loss). `Train Loss` after `Val Loss` keeps its own split."""
     words = key.lower().split(" ") if key else []
     own = next((w for w in words if w in _SPLIT_WORDS or w in ("train", "training") or w in _MODIFIERS), None)
     if own is not None:
-        return ("bound" if own in _MODIFIERS else own), name
-    if carry is None or carry in ("train", "training") or name not in _SPLIT_KEEPS:
+        return ("bound" if own in _MODIFIERS else own, _kind(key)), name
+    if carry is None or carry[0] in ("train", "training") or name not in _SPLIT_KEEPS or carry[1] is None or (
+            carry[1] != _kind(key) and field):
         return carry, name
-    if carry == "bound":  # a bare `loss` after `best loss` is the loss itself; `Class Accuracy` is the best's
+    if carry[0] == "bound":  # a bare `loss` after `best loss` is the loss itself; `Class Accuracy` is the best's
         return carry, (None if len(words) > 1 else name)
-    return carry, _with_split(name, name, [carry])
+    return carry, _with_split(name, name, [carry[0]])
+
+
+def _terms(keys: List[Optional[str]], names: List[Optional[str]]) -> None:
+    """`Cls loss: a. Reg loss: b. Total loss: c`: beside a total on the same line, a loss named by a word that is
+    no qualifier of the total (`cls`, `reg`, `g`) is a term of it; alone (`Combined loss: 2.30`) it is the loss."""
+    at = [i for i, n in enumerate(names) if n == "loss"]
+    if len(at) < 2:
+        return
+    word = {i: (keys[i] or "").lower().split(" ")[-2:-1] for i in at}
+    named = {i: w[0] for i, w in word.items() if w and w[0].isalpha() and w[0] not in _LOSS_QUALIFIERS}
+    if len(named) == len(at):
+        return  # no total among them (`G loss: 0.5, D loss: 0.3`): the first is the loss, as before
+    for i, w in named.items():
+        part = extra(f"{w}_loss")
+        if part is not None and role(part) == "component":
+            names[i] = part
 
 
 def _resolve(key: str) -> Optional[str]:
@@ -128,10 +156,6 @@ def _resolve(key: str) -> Optional[str]:
                     name = "epoch"
             else:
                 name = extra(cand) if len(words) - i <= 3 else None
-            if name == "loss" and i > 0 and words[i - 1] not in _LOSS_QUALIFIERS and words[i - 1].isalpha():
-                part = extra(f"{words[i - 1]}_{cand}")  # `Cls loss`, `Reg loss`: a term, not the total
-                if part is not None and role(part) == "component":
-                    name = part
             if name is not None:
                 if i > 0 and (words[i - 1] in _MODIFIERS or (name in _SPLIT_KEEPS and _MODIFIERS.intersection(words[:i]))):
                     name = None  # `max lr`; `Best Instance Accuracy`: a bound, not a measurement
@@ -193,10 +217,12 @@ def _plan(text: str, low: str) -> Plan:
     """The metric name behind each `key: value` match and each `key value` match of a line (None: not a
     metric). Lines printed by one logging call share their plan, so it is computed once per layout."""
     sep: List[Optional[str]] = []
-    carry: Optional[str] = None
+    carry: Optional[Tuple[str, Optional[str]]] = None
+    keys: List[Optional[str]] = []
     if "=" in text or ":" in text or "->" in text or " is " in text:
         rev = text[::-1]
         n = len(text)
+        prev = 0
         for m in _SEPVAL.finditer(text):
             k = _RKEY.match(rev, n - m.start())
             key = k.group(1)[::-1] if k is not None else None
@@ -206,8 +232,11 @@ def _plan(text: str, low: str) -> Plan:
                 key = (whose if whose.lower().endswith("loss") else f"{whose}_loss") if what.lower().endswith(
                     "loss") else key
             name = _resolve(key) if key is not None else None
-            carry, name = _carried(key, name, carry)
+            carry, name = _carried(key, name, carry, "|" in text[prev:m.start()])
+            prev = m.end()
             sep.append(name)
+            keys.append(key)
+        _terms(keys, sep)
     ws: List[Optional[str]] = []
     if "loss " in low or "lr " in low or "step" in low or "iter" in low or "epoch " in low or "loss\t" in low:
         for m in _WSPAIR.finditer(low):

@@ -183,7 +183,7 @@ def evaluate(corpus: str, only: str = None, show_test_misses: bool = False) -> D
             continue
         want = label["classification"]
         try:
-            diag = diagnose(d, probe=False).diagnosis.to_json()
+            diag = diagnose(d, probe=False, hide=frozenset({"case.json"})).diagnosis.to_json()
             got = diag["classification"]
         except NotFound as exc:
             diag, got = {}, f"error: {exc}"

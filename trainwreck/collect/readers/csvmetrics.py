@@ -77,6 +77,8 @@ def read(bundle, entry, ctx) -> None:
             bundle.note(f"{rel}: {len(metric_cols)} metric columns; the first {WIDE_METRICS} read, the others not")
             metric_cols = metric_cols[:WIDE_METRICS]
 
+        extra: List[Optional[int]] = [None]  # the cell count of the row before, when it had a cell too many
+
         def add(line: Line) -> Optional[int]:
             if _cut(line):  # a row longer than the line cap: read by its cells, from its start
                 row, whole = f.cells(line.byte or 0, _row, most=len(cols) + 1, again=True)
@@ -84,15 +86,25 @@ def read(bundle, entry, ctx) -> None:
                 row, whole = _row(line.text), True
             if not row:
                 return None
+            while len(row) > len(cols) and not row[-1].strip():
+                row = row[:-1]  # a trailing comma (or several): empty cells past the header, nothing moved
             if len(row) > len(cols):
-                if whole_header:  # a cell too many: which one moved is unknown, so no cell is trusted
+                # A cell too many. Alone, it is an unquoted comma somewhere (which cell moved is unknown: no cell
+                # is trusted); the same count row after row is a column the header never named, appended from some
+                # step on (its cells stay where the header has them): the first 'extra' row of a run is skipped,
+                # the following ones read by the header's columns.
+                again = extra[0] == len(row) and whole
+                extra[0] = len(row) if whole else None
+                if whole_header and not again:
                     bundle.skip(rel, f"row has {'more than ' if not whole else ''}{len(row) - (not whole)} cells, "
                                 f"the header {len(cols)}; skipped", line.line, line.byte)
                     return 0
-                row = row[:len(cols)]  # the header was cut: the cells past its last column are not read
-            elif not whole:
-                bundle.skip(rel, f"row longer than {WIDE_LINE_BYTES >> 10} KB; its first {len(row)} cells read",
-                            line.line, line.byte)
+                row = row[:len(cols)]  # the cells past the header's last column are not read
+            else:
+                extra[0] = None
+                if not whole:
+                    bundle.skip(rel, f"row longer than {WIDE_LINE_BYTES >> 10} KB; its first {len(row)} cells "
+                                "read", line.line, line.byte)
             n = 0
             step = None
             if step_i is not None and step_i < len(row):
@@ -114,8 +126,6 @@ def read(bundle, entry, ctx) -> None:
 
         def nonfinite(raw: bytes) -> bool:
             row = _row(raw.decode("utf-8", "replace"))
-            if whole_header and len(row) > len(cols):  # not a row whose cells are the header's columns
-                return False
             return any(i < len(row) and (v := _number(row[i])) is not None and not math.isfinite(v)
                        for i in metric_cols)
 

@@ -33,7 +33,7 @@ def claims(rel: str, name: str) -> bool:
 
 
 def _add_points(bundle, path: str, parts: Iterable[List[Line]], tables: bool = True,
-                only: Optional[str] = None) -> List[List[Values]]:
+                only: Optional[str] = None, check=None) -> List[List[Values]]:
     """Metric points of each part (head, tail …): table rows first (a table never spans two parts), then lines;
     with `only`, points of that metric alone. Returns, per part, the (line, values) of every line with metrics."""
     parts = list(parts)
@@ -52,7 +52,9 @@ def _add_points(bundle, path: str, parts: Iterable[List[Line]], tables: bool = T
     found: List[List[Values]] = []
     for part in parts:
         got_part: List[Values] = []
-        for line in part:
+        for k, line in enumerate(part):
+            if check is not None and not k & 255:
+                check()  # the file's CPU deadline (safeio): parsing is part of its reading
             got = _extract(line.text)
             if not got:
                 continue
@@ -145,7 +147,7 @@ def read(bundle, entry, ctx) -> None:
         if log.cut_mid_line and log.lines:
             bundle.note(f"{log.path}: ends without a newline (the writer may have been killed mid-line)")
         parts = [log.head, *log.middle, log.lines]
-        found = _add_points(bundle, log.path, parts)
+        found = _add_points(bundle, log.path, parts, check=f.check)
         _find_onset_in_the_middle(bundle, f, log, parts, found)
         ctx.record(f, "log")
         bundle.files[-1].scheduler = log.scheduler
