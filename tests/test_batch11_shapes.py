@@ -281,3 +281,24 @@ def test_a_loss_term_nan_from_its_first_value_beside_a_total_that_trains_is_no_n
     body = "".join(f"step {s} | loss: {2.5 - s * 0.02:.4f} | mask_loss: nan | lr: 0.001\n" for s in range(1, 40))
     d = _d(tmp_path, "train.log", body + "Training completed.\n")
     assert not (d["primary_cause"] and "mask_loss is NaN" in d["primary_cause"]["summary"]), d["headline"]
+
+
+_HVD = ("[2020-07-27 20:14:10.551108: W horovod/common/stall_inspector.cc:105] One or more tensors were submitted to "
+        "be reduced, gathered or broadcasted by subset of ranks and are waiting for remainder of ranks for more than "
+        "60 seconds. This may indicate that different ranks are trying to submit different tensors or that only "
+        "subset of ranks is submitting tensors, which will cause deadlock.\n")
+
+
+def test_horovods_stall_inspector_in_glog_format_is_a_collective_stall(tmp_path):
+    body = "".join(f"I0727 20:0{i}:00.000000 step {i * 100} loss = {3.0 - i * 0.1:.3f}\n" for i in range(5))
+    d = _d(tmp_path, "run_squad.log", body + _HVD)
+    assert d["classification"] == "stall" and d["primary_cause"]["id"] == "horovod-stalled-ranks", d["headline"]
+
+
+def test_a_stall_warning_the_run_went_on_to_finish_is_not_its_failure(tmp_path):
+    """The warning on the job's stderr, the epochs and the end of training on its stdout (a scheduler's .err and
+    .out): no progress follows the warning in its own file, but the run finished."""
+    (tmp_path / "job.err").write_text(_HVD, encoding="utf-8")
+    body = "".join(f"Epoch {e}/5 - loss: {3.0 - e * 0.3:.4f} - val_loss: {3.1 - e * 0.3:.4f}\n" for e in range(1, 6))
+    d = _d(tmp_path, "job.out", body + "Training done.\n")
+    assert d["outcome"]["outcome"] == "completed" and d["classification"] == "unclear", d["headline"]

@@ -84,7 +84,8 @@ def progress_after(bundle: Bundle, after: Source) -> Optional[Source]:
     return None
 
 
-def _went_on(bundle: Bundle, f: Finding, ended_by: Optional[Finding] = None) -> Optional[str]:
+def _went_on(bundle: Bundle, f: Finding, ended_by: Optional[Finding] = None,
+             finished: Optional[Finding] = None) -> Optional[str]:
     """Why the run is known to have gone on past `f`, or None."""
     if f.suggests not in GOES_ON or f.kind == "outcome" or f.wrapper or f.kind == "launcher-summary" \
             or f.role not in ("cause", "symptom", "terminal"):
@@ -105,6 +106,9 @@ def _went_on(bundle: Bundle, f: Finding, ended_by: Optional[Finding] = None) -> 
         return _bare_went_on(bundle, last, ended_by)
     if warned and f.suggests == "crash" and f.kind in ("signature", "traceback"):
         return "it was logged at warning level: the program caught the exception and went on"
+    if warned and finished is not None:  # a warning (a stall inspector's, a watchdog's) the run went on to finish
+        where = finished.evidence[0].cite() if finished.evidence else "its logs"
+        return f"it was logged at warning level and the run went on to finish ({where})"
     return None
 
 
@@ -134,8 +138,9 @@ def _bare_went_on(bundle: Bundle, at: Source, ended_by: Optional[Finding]) -> Op
 def demote_survived(bundle: Bundle, findings: List[Finding]) -> List[Finding]:
     """Findings the run went on past become context, with the reason added to their claim."""
     ended_by = next((f for f in findings if f.kind == "outcome" and f.outcome == "interrupted"), None)
+    finished = next((f for f in findings if f.kind == "outcome" and f.outcome == "completed"), None)
     for f in findings:
-        why = _went_on(bundle, f, ended_by)
+        why = _went_on(bundle, f, ended_by, finished)
         if why is not None:
             f.role = "context"
             f.claim = f"{f.claim} — not the run's failure: {why}"
