@@ -302,3 +302,36 @@ def test_a_stall_warning_the_run_went_on_to_finish_is_not_its_failure(tmp_path):
     body = "".join(f"Epoch {e}/5 - loss: {3.0 - e * 0.3:.4f} - val_loss: {3.1 - e * 0.3:.4f}\n" for e in range(1, 6))
     d = _d(tmp_path, "job.out", body + "Training done.\n")
     assert d["outcome"]["outcome"] == "completed" and d["classification"] == "unclear", d["headline"]
+
+
+def _lm_log(losses, ppl=True):
+    import math
+    return "".join(f"| epoch   1 | {200 * (i + 1):5d}/ 2983 batches | lr 20.0000 | ms/batch 11.4 | loss {v:5.2f}"
+                   + (f" | ppl {math.exp(v):.2f}" if ppl else "") + "\n" for i, v in enumerate(losses))
+
+
+def test_a_language_model_worse_than_uniform_over_any_vocabulary_is_divergence(tmp_path):
+    # PyTorch's word_language_model example layout; lr 20 on a tanh RNN: a loss of 18 nats, perplexity ~1e8
+    d = _d(tmp_path, "train.log", _lm_log([17.7, 18.3, 18.0, 18.1, 18.4, 19.0, 18.4, 8.1, 7.2, 7.0]))
+    assert d["classification"] == "divergence", d["headline"]
+    assert d["primary_cause"]["id"] == "metric.worse-than-uniform"
+
+
+def test_a_large_loss_without_a_perplexity_beside_it_is_no_such_verdict(tmp_path):
+    """An MSE or a summed loss can be 18 and healthy: only a printed perplexity that is e^loss makes it per token."""
+    d = _d(tmp_path, "train.log", _lm_log([19.7, 19.3, 19.0, 18.6, 18.4, 18.0, 17.8, 17.5, 17.1, 16.9], ppl=False))
+    assert not (d["primary_cause"] and d["primary_cause"]["id"] == "metric.worse-than-uniform"), d["headline"]
+
+
+def test_a_loss_that_drops_to_exactly_zero_right_after_its_first_log_is_not_learning(tmp_path):
+    body = "{'loss': 2.9325, 'learning_rate': 0.0004995, 'epoch': 0.01}\n" + "".join(
+        f"{{'loss': 0.0, 'learning_rate': {0.000499 - i * 1e-6:.7f}, 'epoch': {0.02 + i / 100:.2f}}}\n" for i in range(3))
+    d = _d(tmp_path, "train.log", body)
+    assert d["classification"] == "stall" and d["primary_cause"]["id"] == "metric.loss-exactly-zero", d["headline"]
+
+
+def test_a_loss_that_reaches_zero_after_a_long_fall_is_no_such_verdict(tmp_path):
+    vals = [2.9, 1.8, 1.1, 0.6, 0.3, 0.1, 0.02, 0.0, 0.0, 0.0]
+    body = "".join(f"{{'loss': {v}, 'learning_rate': 0.0005, 'epoch': {0.01 * (i + 1):.2f}}}\n" for i, v in enumerate(vals))
+    d = _d(tmp_path, "train.log", body)
+    assert not (d["primary_cause"] and d["primary_cause"]["id"] == "metric.loss-exactly-zero"), d["headline"]

@@ -155,9 +155,14 @@ def detect(bundle: Bundle) -> List[Finding]:
                 continue  # a component at 0 is often by design (YOLOX's l1_loss before its last epochs)
             early = not late(run[0], epochs, step=1000, epoch=1.0) and (run[0].step is not None or bool(epochs))
             floor = next((p for p in pinned), None)
-            if not (floor or (early and i == 0)):
+            # from the start, or dropped to exactly 0 from a real value within a logging interval or two early in
+            # training (a loss no longer computed: all targets masked from the second batch on): no training signal
+            dropped = early and 0 < i <= 2 and pts[i - 1].value > 0.1
+            if not (floor or (early and i == 0) or dropped):
                 continue  # a loss that reached 0 late in a long run may be a memorised training set
             claim = f"{name} is exactly 0 at every one of {len(run)} points from {_at(run[0])} to {_at(run[-1])}"
+            if dropped:
+                claim += f", right after {fmt(pts[i - 1].value)} at {_at(pts[i - 1])}"
             ev = [run[0].source, run[-1].source]
             fixes = None
             meaning = ("A loss of exactly 0 from the start means no target contributes to it (every label masked "
