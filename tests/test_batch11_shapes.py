@@ -335,3 +335,22 @@ def test_a_loss_that_reaches_zero_after_a_long_fall_is_no_such_verdict(tmp_path)
     body = "".join(f"{{'loss': {v}, 'learning_rate': 0.0005, 'epoch': {0.01 * (i + 1):.2f}}}\n" for i, v in enumerate(vals))
     d = _d(tmp_path, "train.log", body)
     assert not (d["primary_cause"] and d["primary_cause"]["id"] == "metric.loss-exactly-zero"), d["headline"]
+
+
+def _bar(n, total, elapsed, rate):
+    return f" {100 * n // total}%|####      | {n}/{total} [{elapsed}<03:21, {rate}s/it]\n"
+
+
+def test_a_progress_bar_drawn_again_hours_later_at_the_same_count_is_a_hang(tmp_path):
+    body = "$ python train.py --config nyu.yml\n" + _bar(10, 40, "01:09", 6.9) + _bar(11, 40, "01:16", 6.96) \
+        + _bar(11, 40, "13:15:37", 4339.76) + _bar(11, 40, "15:05:14", 4937.67)
+    d = _d(tmp_path, "train.log", body)
+    assert d["classification"] == "stall" and d["primary_cause"]["id"] == "log.progress-bar-stands-still"
+    assert "11/40" in d["primary_cause"]["summary"] and "15.1 h" in d["primary_cause"]["summary"]
+
+
+def test_a_slow_bar_redrawn_on_its_timer_is_no_hang(tmp_path):
+    """tqdm's monitor redraws a slow bar every few seconds at the same count: that is a slow iteration."""
+    body = _bar(3, 40, "09:00", 180.0) + _bar(3, 40, "09:10", 180.0) + _bar(3, 40, "09:20", 180.0)
+    d = _d(tmp_path, "train.log", body)
+    assert not (d["primary_cause"] and d["primary_cause"]["id"] == "log.progress-bar-stands-still"), d["headline"]
