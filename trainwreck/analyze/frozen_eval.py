@@ -66,7 +66,11 @@ def _train_moves(bundle: Bundle) -> Optional[str]:
     return None
 
 
-LOW_ACCURACY = 0.2  # a held-out accuracy frozen below this share (or percent) is one class predicted for all inputs
+# A held-out accuracy frozen (identical to 4+ digits over evaluations while training moves) below this share is
+# read as one class predicted for all inputs. Above it a converged model can score the same count twice; below it
+# (under chance for up to 5 classes, and far from any trained model for more) the freeze is the outputs not
+# depending on the input. A collapse on 2-4 balanced classes sits at 1/K >= 0.25 and is left to chance.py.
+LOW_ACCURACY = 0.2
 
 
 def _low_accuracy(name: str, value: float) -> bool:

@@ -89,7 +89,8 @@ def _pinned(bundle: Bundle, epochs) -> List[tuple]:
             if i == 0 and (v == 0.0 or early):
                 out.append((name, pts, i, "floor" if v == 0.0 else "ceiling"))
     # one evaluation says little, but the training and the held-out accuracy both at exactly 0 is a model that
-    # gets nothing right anywhere (any chance level is above 0)
+    # gets nothing right anywhere (any chance level is above 0); while the loss falls fast (a first evaluation of a
+    # run still warming up, an exact-match score at 0) detect() asks for three such metrics instead
     return out + (single if len(single) >= 2 else [])
 
 
