@@ -202,8 +202,8 @@ def test_needles_are_lowercase_literals_of_bounded_gate_set():
         for n in sig.needles:
             assert n == n.lower(), sig.id
     # speed depends on the number of gate words a plain line is tested against (46: CPython's "can't open file",
-    # whose line holds no shared gate word)
-    assert len(pf.gates) <= 46, pf.gates
+    # whose line holds no shared gate word; 47: Horovod's stall inspector, whose glog-format line holds none either)
+    assert len(pf.gates) <= 47, pf.gates
 
 
 def test_ordinary_lines_fail_the_prefilter():
