@@ -354,3 +354,11 @@ def test_a_slow_bar_redrawn_on_its_timer_is_no_hang(tmp_path):
     body = _bar(3, 40, "09:00", 180.0) + _bar(3, 40, "09:10", 180.0) + _bar(3, 40, "09:20", 180.0)
     d = _d(tmp_path, "train.log", body)
     assert not (d["primary_cause"] and d["primary_cause"]["id"] == "log.progress-bar-stands-still"), d["headline"]
+
+
+def test_a_line_of_task_metrics_alone_is_read():
+    from trainwreck.collect.textmetrics import extract
+    assert extract("dice: 0.0, recall: 0.5")[1] == {"dice": 0.0, "recall": 0.5}
+    assert extract("mAP: 0.123")[1] == {"map": 0.123}
+    assert extract("reward: 1.5, kl: 0.02")[1] == {"reward": 1.5, "kl": 0.02}
+    assert extract("the map of the city is at 0.5 km") is None  # a word, not a metric key
