@@ -362,3 +362,27 @@ def test_a_line_of_task_metrics_alone_is_read():
     assert extract("mAP: 0.123")[1] == {"map": 0.123}
     assert extract("reward: 1.5, kl: 0.02")[1] == {"reward": 1.5, "kl": 0.02}
     assert extract("the map of the city is at 0.5 km") is None  # a word, not a metric key
+
+
+def _keras(upto, total=982):
+    return "Epoch 1/10\n" + "".join(f"{i:04d}/{total} [====>.] - ETA: {total - i}s - loss: {39.2 - i * 1e-4:.4f}\n"
+                                    for i in range(upto - 30, upto + 1))
+
+
+def test_a_log_that_stops_one_step_before_an_epochs_end_is_a_hang_there(tmp_path):
+    d = _d(tmp_path, "train.log", _keras(981))
+    assert d["classification"] == "stall" and d["primary_cause"]["id"] == "log.stopped-at-epoch-end", d["headline"]
+    assert "981 of 982" in d["primary_cause"]["summary"]
+
+
+def test_a_log_that_stops_mid_epoch_is_no_epoch_end_hang(tmp_path):
+    d = _d(tmp_path, "train.log", _keras(500))
+    assert not (d["primary_cause"] and d["primary_cause"]["id"] == "log.stopped-at-epoch-end"), d["headline"]
+
+
+def test_a_bar_redrawn_as_it_closes_after_the_runs_last_work_is_no_epoch_end_hang(tmp_path):
+    body = "".join(f"Epoch 3/3:  {i * 100 // 35}%|###| {i}/35 [07:32<00:13, 13.1s/it]\n" for i in range(20, 35))
+    body += "Saved checkpoint to ./models/sft/global_step_105\nFinal validation metrics: {'val/loss': 0.058}\n"
+    body += "Epoch 3/3:  97%|###| 34/35 [07:45<00:13, 13.1s/it]\n"
+    d = _d(tmp_path, "train.log", body)
+    assert not (d["primary_cause"] and d["primary_cause"]["id"] == "log.stopped-at-epoch-end"), d["headline"]
