@@ -60,6 +60,11 @@ def _record_repr(self: Any) -> str:
     return f"{self.__class__.__qualname__}({shown})"
 
 
+def path_inside(path: str, root: str) -> bool:
+    """`path` is `root` or below it (both already resolved: a string test, no file system access)."""
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
 def record(cls: type) -> type:
     """Class decorator: the fields are the parameters of the class's own `__init__`, in order."""
     code = cls.__dict__["__init__"].__code__

@@ -15,7 +15,7 @@ import math
 from typing import List
 
 from trainwreck.analyze.blowup import implausible
-from trainwreck.analyze.trajectory_stats import few_words, fmt, median, points_confidence
+from trainwreck.analyze.trajectory_stats import at_step, few_words, fmt, median, points_confidence
 from trainwreck.collect.bundle import Bundle
 from trainwreck.model import DIRECT, Finding, Point
 
@@ -38,9 +38,6 @@ def _finite(points: List[Point]) -> List[Point]:
     return out
 
 
-def _at(p: Point) -> str:
-    return f"step {p.step}" if p.step is not None else p.source.cite()
-
 
 def detect(bundle: Bundle) -> List[Finding]:
     out: List[Finding] = []
@@ -54,7 +51,7 @@ def detect(bundle: Bundle) -> List[Finding]:
         hits = [p for p in pts if p.value >= ASTRONOMICAL * med]
         if len(hits) < MIN_HITS:
             continue
-        shown = ", ".join(f"{fmt(p.value)} at {_at(p)}" for p in hits[:3]) + (" …" if len(hits) > 3 else "")
+        shown = ", ".join(f"{fmt(p.value)} at {at_step(p)}" for p in hits[:3]) + (" …" if len(hits) > 3 else "")
         out.append(Finding(
             id="metric.loss-astronomical", kind="divergence", label=DIRECT,
             confidence=points_confidence(len(pts), 0.8),

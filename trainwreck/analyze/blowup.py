@@ -13,7 +13,7 @@ import math
 from typing import List, Optional, Tuple
 
 from trainwreck.analyze import trajectory_context as ctx
-from trainwreck.analyze.trajectory_stats import few_words, fmt, median, points_confidence
+from trainwreck.analyze.trajectory_stats import at_step, few_words, fmt, median, points_confidence
 from trainwreck.collect.bundle import Bundle, Series
 from trainwreck.collect.metricnames import role
 from trainwreck.model import DIRECT, Finding, Point
@@ -54,9 +54,6 @@ def _has_nonfinite(series: Optional[Series]) -> bool:
     return bool(series) and any(not math.isfinite(p.value) for p in series.points)
 
 
-def _at(p: Point) -> str:
-    return f"step {p.step}" if p.step is not None else p.source.cite()
-
 
 def _finding(fid: str, claim: str, conf: float, ev: list, order, component: bool = False) -> Finding:
     return Finding(id=fid, claim=claim, label=DIRECT, confidence=conf, evidence=[e for e in ev if e is not None],
@@ -86,16 +83,16 @@ def _loss_rules(name: str, lp: List[Point], component: bool) -> List[Finding]:
     big = implausible(lp)
     if big is not None and n < SHORT * 5:
         i, ratio = big
-        claim = (f"{name} reached {fmt(lp[i].value)} at {_at(lp[i])}, {fmt(ratio)}× its first value "
-                 f"{fmt(lp[0].value)} ({_at(lp[0])}), and is {fmt(lp[-1].value)} at {_at(lp[-1])}: orders of "
+        claim = (f"{name} reached {fmt(lp[i].value)} at {at_step(lp[i])}, {fmt(ratio)}× its first value "
+                 f"{fmt(lp[0].value)} ({at_step(lp[0])}), and is {fmt(lp[-1].value)} at {at_step(lp[-1])}: orders of "
                  f"magnitude above any loss this run started from{few_words(n)}")
         return [_finding("metric.loss-implausible", claim, points_confidence(n, 0.85),
                          [lp[i].source, lp[0].source, lp[-1].source], lp[i].step, component)]
     astro = [p for p in lp if abs(p.value) >= ASTRONOMICAL]
     if astro and (len(astro) >= 2 or astro[-1] is lp[-1]) and n < SHORT * 5:
         top = max(astro, key=lambda p: abs(p.value))
-        claim = (f"{name} reaches {fmt(top.value)} at {_at(top)} ({len(astro)} of {n} points at or beyond "
-                 f"{ASTRONOMICAL:.0g} in magnitude, first at {_at(astro[0])}): finite, but no loss of a healthy run "
+        claim = (f"{name} reaches {fmt(top.value)} at {at_step(top)} ({len(astro)} of {n} points at or beyond "
+                 f"{ASTRONOMICAL:.0g} in magnitude, first at {at_step(astro[0])}): finite, but no loss of a healthy run "
                  f"is near that size{few_words(n)}")
         return [_finding("metric.loss-astronomical", claim, max(0.45, points_confidence(n, 0.8)),
                          [astro[0].source, top.source, lp[-1].source], astro[0].step, component)]
@@ -118,9 +115,9 @@ def _loss_rules(name: str, lp: List[Point], component: bool) -> List[Finding]:
     elif creep:
         how, full = f"rising at every one of the last {len(after)} points", 0.65
     else:
-        how, full = (f"(peak {fmt(peak.value)} at {_at(peak)}) and never came back within "
+        how, full = (f"(peak {fmt(peak.value)} at {at_step(peak)}) and never came back within "
                      f"{round((SUSTAINED[1] - 1) * 100)}% of its minimum"), 0.6
-    claim = f"{name} rose from {lo:.4g} ({_at(lp[i_lo])}) to {lp[-1].value:.4g} ({_at(lp[-1])}) {how}{few_words(n)}"
+    claim = f"{name} rose from {lo:.4g} ({at_step(lp[i_lo])}) to {lp[-1].value:.4g} ({at_step(lp[-1])}) {how}{few_words(n)}"
     return [_finding("metric.loss-blowup", claim, points_confidence(n, full), [after[0].source, lp[i_lo].source,
                                                                                 lp[-1].source], after[0].step,
                      component)]
@@ -144,7 +141,7 @@ def _grad_rules(bundle: Bundle, gp: List[Point], lp: List[Point]) -> List[Findin
         if stayed or jumped:
             first = next(p for p in gp if p.value >= 10 * base)
             top = gp[-1] if stayed else max(gp, key=lambda p: p.value)
-            claim = (f"grad_norm jumped {base:.3g} → {top.value:.3g} (×{top.value / base:.3g}) from {_at(first)}"
+            claim = (f"grad_norm jumped {base:.3g} → {top.value:.3g} (×{top.value / base:.3g}) from {at_step(first)}"
                      + (" and stayed up" if stayed else "") + (f"; loss rose {min(p.value for p in lp):.3g} → "
                                                                f"{lp[-1].value:.3g}" if rose else "")
                      + few_words(len(gp)))
@@ -165,7 +162,7 @@ def _grad_rules(bundle: Bundle, gp: List[Point], lp: List[Point]) -> List[Findin
             n = len(gp)
             out.append(Finding(
                 id="metric.gradnorm-huge", claim=f"grad_norm is astronomically large: {first.value:.3g} at "
-                f"{_at(first)}" + (f", {gp[-1].value:.3g} at {_at(gp[-1])}" if gp[-1] is not first else "")
+                f"{at_step(first)}" + (f", {gp[-1].value:.3g} at {at_step(gp[-1])}" if gp[-1] is not first else "")
                 + f" (finite, but no healthy run has norms near {HUGE_GRAD:.0e}){few_words(n)}", label=DIRECT,
                 confidence=max(0.45, points_confidence(n, 0.7)), evidence=[first.source, gp[-1].source],
                 suggests="divergence", role="cause", stage="runtime", order=first.step, kind="divergence",
@@ -190,7 +187,7 @@ def _kl_rules(kp: List[Point]) -> List[Finding]:
         return []
     n = len(kp)
     claim = (f"kl jumped {fmt(base.value)} → {fmt(top.value)} (×{fmt(top.value / base.value)}) from "
-             f"{_at(base)} to {_at(top)} and stayed up ({fmt(kp[-1].value)} at {_at(kp[-1])}): the policy "
+             f"{at_step(base)} to {at_step(top)} and stayed up ({fmt(kp[-1].value)} at {at_step(kp[-1])}): the policy "
              f"moved far from the one it was updated from{few_words(n)}")
     return [Finding(id="metric.kl-blowup", claim=claim, label=DIRECT, confidence=points_confidence(n, 0.75),
                     evidence=[top.source, base.source, kp[-1].source], suggests="divergence", role="cause",

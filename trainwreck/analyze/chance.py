@@ -10,7 +10,7 @@ from typing import List, Tuple
 
 from trainwreck.analyze.chance_level import class_count, expected_loss, nearest_k, tolerance
 from trainwreck.analyze.trajectory_shape import COMMON_K
-from trainwreck.analyze.trajectory_stats import epochs_by_line, flat_from, late, median, points_confidence
+from trainwreck.analyze.trajectory_stats import at_step, epochs_by_line, flat_from, late, median, points_confidence
 from trainwreck.collect.bundle import Bundle
 from trainwreck.model import DIRECT, Finding
 
@@ -23,9 +23,6 @@ def _last(bundle: Bundle, name: str, n: int = 5):
         return None
     return s.points[-n:]
 
-
-def _at(p) -> str:
-    return f"step {p.step}" if p.step is not None else p.source.cite()
 
 
 def detect(bundle: Bundle) -> List[Finding]:
@@ -65,7 +62,7 @@ def detect(bundle: Bundle) -> List[Finding]:
         start = whole[flat_from([p.value for p in whole], expected_loss(k), tolerance(k))]
         n_at = len(whole) - whole.index(start)
         claim = (f"{name} stays at {level:.4g} ≈ ln({k}) = {expected_loss(k):.4g}"
-                 + (f" from {_at(start)} to {_at(whole[-1])} ({n_at} points)" if start is not pts[-1] else "")
+                 + (f" from {at_step(start)} to {at_step(whole[-1])} ({n_at} points)" if start is not pts[-1] else "")
                  + (f" and accuracy at {median(p.value for p in acc):.4g} ≈ chance (1/{k})" if acc_ok else "")
                  + f": the model predicts uniformly over {k} classes, it is not learning"
                  + ("" if cfg else f" (K={k} inferred from the {'accuracy' if k == k_acc and acc_ok else 'loss'}, "

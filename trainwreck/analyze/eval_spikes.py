@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import List
 
 from trainwreck.analyze.not_learning import finite_points
-from trainwreck.analyze.trajectory_stats import fmt, points_confidence
+from trainwreck.analyze.trajectory_stats import at_step, fmt, points_confidence
 from trainwreck.collect.bundle import Bundle
 from trainwreck.model import DIRECT, Finding
 
@@ -19,9 +19,6 @@ SPIKE = 5.0  # a validation loss at least this many times its best so far is a b
 MIN_EVALS = 5  # evaluations needed before blow-ups are counted
 MIN_EPISODES = 2  # separate blow-ups that make the run unstable (one is a factor)
 
-
-def _at(p) -> str:
-    return f"step {p.step}" if p.step is not None else p.source.cite()
 
 
 def detect(bundle: Bundle) -> List[Finding]:
@@ -43,12 +40,12 @@ def detect(bundle: Bundle) -> List[Finding]:
             best = min(best, p.value)
     if not episodes:
         return []
-    shown = ", ".join(f"{fmt(b)} → {fmt(p.value)} at {_at(p)}" for b, p in episodes[:4])
+    shown = ", ".join(f"{fmt(b)} → {fmt(p.value)} at {at_step(p)}" for b, p in episodes[:4])
     more = f" and {len(episodes) - 4} more" if len(episodes) > 4 else ""
     last = pts[-1]
     unstable = len(episodes) >= MIN_EPISODES
     claim = (f"eval_loss blew up to ≥{SPIKE:g}× its best so far {len(episodes)} time{'s' if len(episodes) > 1 else ''} "
-             f"({shown}{more}); it is {fmt(last.value)} at its last evaluation ({_at(last)})")
+             f"({shown}{more}); it is {fmt(last.value)} at its last evaluation ({at_step(last)})")
     ev = [episodes[0][1].source] + [e[1].source for e in episodes[1:3]] + [last.source]
     return [Finding(
         "metric.eval-loss-blowups" if unstable else "metric.eval-loss-blowup", claim, DIRECT,

@@ -12,7 +12,7 @@ import math
 from typing import List, Optional, Sequence
 
 from trainwreck.analyze import trajectory_context as ctx
-from trainwreck.analyze.trajectory_stats import epochs_by_line, few_words, fmt, late, points_confidence
+from trainwreck.analyze.trajectory_stats import at_step, epochs_by_line, few_words, fmt, late, points_confidence
 from trainwreck.collect.bundle import Bundle, Series
 from trainwreck.collect.metricnames import EVAL_PREFIXES, canonical, role
 from trainwreck.model import DIRECT, Finding, Point
@@ -45,9 +45,6 @@ def _stuck_tail(pts: Sequence[Point], same) -> int:
 def _enough(n_run: int, n_all: int) -> bool:
     return n_run >= MIN_RUN or (n_run >= 2 and n_run == n_all)
 
-
-def _at(p: Point) -> str:
-    return f"step {p.step}" if p.step is not None else p.source.cite()
 
 
 DEGENERATE_FIXES = ["count the distinct labels in the training data and in one collated batch: with a single class "
@@ -133,7 +130,7 @@ def detect(bundle: Bundle) -> List[Finding]:
             if _enough(len(run), len(r)):
                 what = "reward_std is exactly 0" if stuck == 0.0 else "frac_reward_zero_std is 1 (every group)"
                 out.append(_finding("metric.reward-std-zero", f"{what} at every one of {len(run)} points from "
-                                    f"{_at(run[0])} to {_at(run[-1])}", len(run), 0.8,
+                                    f"{at_step(run[0])} to {at_step(run[-1])}", len(run), 0.8,
                                     [run[0].source, run[-1].source], run[0],
                                     "All completions of a prompt get the same reward, so every group-relative "
                                     "advantage is 0 and the policy gets no learning signal (reward function "
@@ -161,9 +158,9 @@ def detect(bundle: Bundle) -> List[Finding]:
             dropped = early and 0 < i <= 2 and pts[i - 1].value > 0.1
             if not (floor or (early and i == 0) or dropped):
                 continue  # a loss that reached 0 late in a long run may be a memorised training set
-            claim = f"{name} is exactly 0 at every one of {len(run)} points from {_at(run[0])} to {_at(run[-1])}"
+            claim = f"{name} is exactly 0 at every one of {len(run)} points from {at_step(run[0])} to {at_step(run[-1])}"
             if dropped:
-                claim += f", right after {fmt(pts[i - 1].value)} at {_at(pts[i - 1])}"
+                claim += f", right after {fmt(pts[i - 1].value)} at {at_step(pts[i - 1])}"
             ev = [run[0].source, run[-1].source]
             fixes = None
             meaning = ("A loss of exactly 0 from the start means no target contributes to it (every label masked "
@@ -187,8 +184,8 @@ def detect(bundle: Bundle) -> List[Finding]:
             continue  # it learned first (fell well below where it started) and then froze: converged or lr at 0
         if printed_digits(v) < need:
             continue  # a value printed with few digits repeats by rounding alone
-        claim = (f"{name} is constant at {v!r} (every printed digit) over {len(run)} points, {_at(run[0])} to "
-                 f"{_at(run[-1])}")
+        claim = (f"{name} is constant at {v!r} (every printed digit) over {len(run)} points, {at_step(run[0])} to "
+                 f"{at_step(run[-1])}")
         # one term frozen says less than the whole loss frozen (0.65, not 0.75): the rest of the model may train
         f = _finding("metric.loss-constant", claim, len(run), 0.75 if name == "loss" else 0.65,
                      [run[0].source, run[-1].source], run[0],
@@ -214,7 +211,7 @@ def detect(bundle: Bundle) -> List[Finding]:
         falls = len(lp) >= 2 and lp[0].value > 0 and lp[-1].value < 0.8 * lp[0].value
         if _enough(len(run), len(g)) and not falls:
             out.append(_finding("metric.gradnorm-zero", f"grad_norm is exactly 0 at every one of {len(run)} points "
-                                f"from {_at(run[0])} to {_at(run[-1])}", len(run), 0.75,
+                                f"from {at_step(run[0])} to {at_step(run[-1])}", len(run), 0.75,
                                 [run[0].source, run[-1].source], run[0],
                                 "No gradient reaches the parameters: nothing is trained (frozen or detached "
                                 "parameters, a loss that does not depend on them, every target masked)."))
@@ -225,7 +222,7 @@ def detect(bundle: Bundle) -> List[Finding]:
             and all(p.value == 0.0 for p in lz) and all(p.value == 0.0 for p in g):
         n = min(len(lz), len(g))
         out.append(_finding("metric.loss-and-gradnorm-zero", f"loss and grad_norm are both exactly 0 at every "
-                            f"logged point, from {_at(lz[0])}", n, 0.7,
+                            f"logged point, from {at_step(lz[0])}", n, 0.7,
                             [lz[0].source, g[0].source], lz[0],
                             "A loss of exactly 0 with a gradient norm of exactly 0 means no target contributes to "
                             "the loss (every label masked to the ignore index, empty targets after truncation): "
@@ -255,8 +252,8 @@ def detect(bundle: Bundle) -> List[Finding]:
         name, pts, _i, where = chosen[0]
         others = [p[0] for p in chosen[1:]]
         claim = ((f"{name} stays at its {where} {fmt(pts[-1].value)} at every one of {len(pts)} evaluations "
-                  f"({_at(pts[0])} to {_at(pts[-1])})" if len(pts) > 1 else
-                  f"{name} is at its {where} {fmt(pts[-1].value)} at {_at(pts[0])}")
+                  f"({at_step(pts[0])} to {at_step(pts[-1])})" if len(pts) > 1 else
+                  f"{name} is at its {where} {fmt(pts[-1].value)} at {at_step(pts[0])}")
                  + (f", as {'do' if len(pts) > 1 else 'is'} {', '.join(others[:4])}" if others else "")
                  + (f", while the loss barely moves ({moving})" if moving else
                     f", while {twins[name]} on the training data" if name in twins else _loss_trend(bundle)))

@@ -14,7 +14,7 @@ from typing import List
 from trainwreck import lazy_re
 from trainwreck.analyze.outcome_progress import partway
 from trainwreck.collect.bundle import Bundle
-from trainwreck.model import HYPOTHESIS, Finding, Source
+from trainwreck.model import HYPOTHESIS, Finding
 
 MIN_STEPS = 20  # an epoch of fewer steps ends on N-1 by chance too often
 _EPOCH = lazy_re(r"(?i)\bepoch\b")
@@ -35,7 +35,7 @@ def _last_counter(bundle: Bundle):
         m = _KERAS.match(last.text.rsplit("\r", 1)[-1])
         if m is not None:
             return int(m.group(1)), int(m.group(2)), last, tail
-        if part is not None and part["cite"] == (f"{last.path}:{last.line}" if last.line is not None else last.path):
+        if part is not None and part["cite"] == last.source().cite():
             return part["at"], part["of"], last, tail
     return None
 
@@ -50,14 +50,13 @@ def detect(bundle: Bundle) -> List[Finding]:
     if not any(_EPOCH.search(x.text[:2000]) for x in tail) or any(_TROUBLE.search(x.text[:2000]) for x in tail[-20:]):
         return []
     mark = f"{k}/{n}"
-    first = next(i for i, x in enumerate(tail) if mark in x.text or i == len(tail) - 1)
+    first = next(i for i, x in enumerate(tail) if mark in x.text)  # the last line holds it
     if any(mark not in x.text for x in tail[first:]):
         return []  # the same count was drawn before and other work followed it (tqdm redraws its bar as it closes)
-    part = {"at": k, "of": n, "cite": last.source().cite()}
     return [Finding(
-        "log.stopped-at-epoch-end", f"the log stops at step {part['at']} of {part['of']} ({part['cite']}): one step "
-        "before the epoch's end, with nothing after it", HYPOTHESIS, 0.4,
-        [Source(last.path, last.line, last.text, byte=last.byte)], suggests="stall", role="cause", stage="runtime",
+        "log.stopped-at-epoch-end", f"the log stops at step {k} of {n} ({last.source().cite()}): one step before the "
+        "epoch's end, with nothing after it", HYPOTHESIS, 0.4,
+        [last.source()], suggests="stall", role="cause", stage="runtime",
         kind="stack-dump", verify_skill="debug",
         verify_hint="py-spy dump --pid <pid> --subprocesses  # alive: where the epoch's end waits (DataLoader "
                     "workers, a collective, a save); gone: the scheduler or the kernel's OOM killer ended it",

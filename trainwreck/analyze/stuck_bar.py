@@ -8,7 +8,7 @@ directly (no inference from a log that merely ends).
 """
 from __future__ import annotations
 
-from typing import List, Optional
+from typing import List
 
 from trainwreck import lazy_re
 from trainwreck.collect.bundle import Bundle
@@ -20,7 +20,7 @@ TAIL = 300  # lines at the end of each log looked at
 _BAR = lazy_re(r"(?<![\d/])(\d+)/(\d+) \[((?:\d+ days?, )?\d+(?::\d\d){1,2})<[^,\]]*(?:,\s*([\d.]+)(s/it|it/s))?")
 
 
-def _seconds(clock: str) -> Optional[float]:
+def _seconds(clock: str) -> float:
     days = 0
     if "day" in clock:
         head, clock = clock.split(",", 1)
@@ -53,8 +53,6 @@ def detect(bundle: Bundle) -> List[Finding]:
             continue  # the bar reached its end
         same = [d for d in draws if (d[1], d[2]) == (last[1], last[2])]
         first = same[0]
-        if first[3] is None or last[3] is None:
-            continue
         gap = last[3] - first[3]
         per_it = first[4] or 0.0
         if gap < max(MIN_GAP, RATE_FACTOR * per_it):

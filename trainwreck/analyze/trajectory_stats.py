@@ -108,6 +108,11 @@ def src(p: Point, name: str) -> Source:
     return s
 
 
+def at_step(p: Point) -> str:
+    """'step 400', or the point's citation ('train.log:88') when the metric has no step."""
+    return f"step {p.step}" if p.step is not None else p.source.cite()
+
+
 def where(p: Point, idx: int) -> str:
     """'step 400', or 'line 88' / 'point 12' when the metric has no step."""
     if p.step is not None:

@@ -21,7 +21,7 @@ import time
 from bisect import bisect_right
 from typing import Callable, List, Optional, Tuple
 
-from trainwreck import record
+from trainwreck import path_inside, record
 from trainwreck.collect.bundle import FileRecord
 from trainwreck.collect.linetext import MAX_LINE_CHARS as MAX_LINE_CHARS  # the line's text (collect/linetext.py),
 from trainwreck.collect.linetext import cap_text as cap_text  # re-exported: readers import it with the primitive
@@ -78,7 +78,7 @@ def real_inside(root_real: str, path: str) -> bool:
         rp = os.path.realpath(path)
     except (OSError, RuntimeError, ValueError):
         return False
-    return rp == root_real or rp.startswith(root_real.rstrip(os.sep) + os.sep)
+    return path_inside(rp, root_real)
 
 
 def check_regular(root_real: str, path: str, rel: Optional[str] = None) -> os.stat_result:

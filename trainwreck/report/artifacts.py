@@ -10,6 +10,7 @@ import os
 import stat
 from typing import Any, Dict, List, Optional
 
+from trainwreck import path_inside
 from trainwreck.collect.bundle import Bundle
 from trainwreck.report import markdown
 from trainwreck.report.outdir import Folder, open_made
@@ -22,8 +23,7 @@ class OutError(Exception):
 
 
 def _inside(child: str, parent: str) -> bool:
-    c, p = os.path.realpath(child), os.path.realpath(parent)
-    return c == p or c.startswith(p.rstrip(os.sep) + os.sep)
+    return path_inside(os.path.realpath(child), os.path.realpath(parent))
 
 
 def _validate(d: Dict[str, Any]) -> None:

@@ -12,14 +12,14 @@ from __future__ import annotations
 import os
 from typing import Optional
 
+from trainwreck import path_inside
+
 # what write_snapshot writes, relative to --out (folders first)
 FOLDERS = ("", "meta", "artifacts")
 FILES = ("report.json", "report.md", "meta/failure-profile.json", "meta/root-causes.json",
          "artifacts/failure.lock.json", "artifacts/curves.png")
 
 
-def _inside(path_real: str, root_real: str) -> bool:
-    return path_real == root_real or path_real.startswith(root_real.rstrip(os.sep) + os.sep)
 
 
 def _ident(path: str):
@@ -56,7 +56,7 @@ def refusal(out: str, run_root: str) -> Optional[str]:
             real = os.path.realpath(target)
         except (OSError, ValueError, RuntimeError) as exc:
             return f"--out {out}: cannot resolve {rel or 'it'} ({exc})"
-        inside = _inside(real, root_real) or (rel in FOLDERS and run_ident is not None
+        inside = path_inside(real, root_real) or (rel in FOLDERS and run_ident is not None
                                               and _same_as_run(real, run_ident))
         if not inside:
             continue
@@ -124,7 +124,7 @@ def fd_refusal(fd: int, out: str, run_root: str) -> Optional[str]:
     (walked by '..') is the run by device and inode, which a bind mount of the run does not hide."""
     root_real = os.path.realpath(run_root)
     where, run_ident = kernel_path(fd), _ident(root_real)
-    if (where is not None and _inside(where, root_real)) or (run_ident is not None and run_ident in _chain(fd)):
+    if (where is not None and path_inside(where, root_real)) or (run_ident is not None and run_ident in _chain(fd)):
         return f"--out {out} is inside the run directory; trainwreck never writes there. Choose another folder."
     return None
 
@@ -133,7 +133,7 @@ def fd_holds_run(fd: int, run_root: str, chain: Optional[set] = None) -> bool:
     """Whether the folder open at `fd` is the run, holds it, or lies in it (by kernel path, or device and inode)."""
     root_real = os.path.realpath(run_root)
     where = kernel_path(fd)
-    if where is not None and (_inside(where, root_real) or _inside(root_real, where)):
+    if where is not None and (path_inside(where, root_real) or path_inside(root_real, where)):
         return True
     st = os.fstat(fd)
     return (st.st_dev, st.st_ino) in (run_chain(run_root) if chain is None else chain) or \
