@@ -56,6 +56,19 @@ def test_a_batch_numbered_in_several_blocks_counts_them_all(tmp_path):
     assert [b["name"] for b in r["batches"]] == ["b12"] and r["batches"][0]["ranges"] == [[101, 101], [200, 299]]
 
 
+def test_a_cases_label_is_never_read_as_its_evidence(tmp_path):
+    """A case whose only text is its case.json: the label's own words ("loss: nan at step 30") must not diagnose
+    it; the case is a miss ("nothing to diagnose"), not a NaN found in its label."""
+    c = tmp_path / "corpus"
+    (c / "101-label-only").mkdir(parents=True)
+    (c / "101-label-only" / "case.json").write_text(json.dumps({
+        "classification": "NaN", "cause": ["nan"], "outcome": "failed",
+        "note": "the log said: step 30 loss: nan, step 31 loss: nan, step 32 loss: nan, step 33 loss: nan"}))
+    r = json.loads(run_cli("eval", str(c), "--json").stdout)
+    assert r["correct"] == 0
+    assert r["misses"][0]["got"].startswith("error: nothing to diagnose"), r["misses"]
+
+
 def test_the_outcome_line_counts_as_cited_evidence(tmp_path):
     """An interrupted run's decisive line is the scheduler's, cited by the outcome record, not by a cause."""
     c = tmp_path / "corpus" / "101-time-limit"
