@@ -32,7 +32,7 @@ from claim_vocab import (
     in_domain,
     norm_words,
 )
-from quote_extract import _fence_quotes, _inline_quotes, _mask_quotes, _table_quotes
+from quote_extract import _fence_quotes, _inline_quotes, _table_quotes, mask_with_map
 
 _SENT_SPLIT = re.compile(r"(?<=[.!?;])\s+(?=\S)|(?<=[。！？；])")
 
@@ -70,6 +70,21 @@ _BULLET = re.compile(r"^(?:[-*+]|\d+[.)])\s+")
 _LABEL = re.compile(r"^\**_*([^:：*_`\n]{1,48}?)\**_*\s*[:：]\s*\**_*\s*(.*)$")
 
 
+def _sentences(body):
+    """(masked, original) for each sentence of a line: the masked text (quotes replaced by a placeholder) is
+    what is judged; the original, quotes and all, is what a block reason shows."""
+    masked, back = mask_with_map(body)
+    out, pos = [], 0
+    for p in _SENT_SPLIT.split(masked):
+        i = masked.find(p, pos)
+        if i < 0:
+            i = pos
+        pos = i + len(p)
+        if p.strip():
+            out.append((p, body[back(i):back(pos, True)]))
+    return out
+
+
 def _label_match(line):
     """(label, body) of a `Label: body` line, else None."""
     s = line.lstrip()
@@ -83,6 +98,7 @@ def _label_match(line):
 class Analysis:
     def __init__(self):
         self.claims = []
+        self.claim_texts = []        # the same sentences as written, quotes and all (for the block reason)
         self.quotes = []
         self.domain = False
 
@@ -134,7 +150,7 @@ def analyse(message, max_chars=200000):
     a.domain = in_domain(message)
     sentences = _Walker(a).walk(message.splitlines())
     uncertain = _has(norm_words(message), low_all, V_UNCERTAIN)
-    for idx, (s, sec, lab, first_under_claim) in enumerate(sentences):
+    for idx, (s, sec, lab, first_under_claim, orig) in enumerate(sentences):
         causal, hedged, other = _sentence_state(s)
         if causal == "weak" and uncertain:
             causal = ""                               # background in a reply that says it doesn't know
@@ -146,6 +162,7 @@ def analyse(message, max_chars=200000):
             continue
         if causal or first_under_claim:
             a.claims.append(" ".join(s.split())[:200])
+            a.claim_texts.append(" ".join(orig.split()))
     return a
 
 
@@ -202,9 +219,8 @@ class _Walker:
             self.table_head = cells
             return
         _table_quotes(self.a, cells, self.table_head or [], self.section)
-        for p in _SENT_SPLIT.split(_mask_quotes(" ".join(cells))):
-            if p.strip():
-                self.sentences.append((p, self.section, None, False))
+        for p, orig in _sentences(" ".join(cells)):
+            self.sentences.append((p, self.section, None, False, orig))
 
     def _heading(self, title):
         self.section = _label_kind(title)
@@ -212,7 +228,7 @@ class _Walker:
         if self.section == "claim" and ":" in title:  # "## Root cause: fp16 overflow"
             rest = title.split(":", 1)[1].strip()
             if rest:
-                self.sentences.append((rest, "claim", None, True))
+                self.sentences.append((rest, "claim", None, True, rest))
                 self.claim_pending = False
         self.prev_prose = title
 
@@ -229,10 +245,9 @@ class _Walker:
                 self.section, self.claim_pending, self.prev_prose = lk, lk == "claim", m[0]
                 return
         _inline_quotes(self.a, body, self.section, label_kind)
-        parts = [p for p in _SENT_SPLIT.split(_mask_quotes(body)) if p.strip()]
-        for i, p in enumerate(parts):
+        for i, (p, orig) in enumerate(_sentences(body)):
             first = (self.claim_pending or label_kind == "claim") and i == 0
-            self.sentences.append((p, self.section, label_kind, first))
+            self.sentences.append((p, self.section, label_kind, first, orig))
         self.claim_pending = False
         self.prev_prose = body
 

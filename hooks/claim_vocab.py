@@ -265,7 +265,7 @@ PROPOSAL = [
     "set", "setting", "use", "try", "switch*", "change", "changing", "lower", "lowering",
     "reduce", "reducing", "raise", "raising", "increase", "increasing", "decrease",
     "decreasing", "add", "adding", "enable", "disable", "replace", "pass", "rerun",
-    "re-run", "install", "upgrade", "downgrade", "pin", "apply", "fix", "recommend*",
+    "re-run", "reran", "re-ran", "relaunch*", "install", "upgrade", "downgrade", "pin", "apply", "fix", "recommend*",
     "suggest*", "should", "would", "could", "consider", "instead", "e.g", "eg", "example",
     "want", "need", "put", "wrap", "call", "clip", "halve", "double", "cap", "export",
     "launch", "restart", "resume", "edit", "patch", "modify", "update", "bump", "revert",

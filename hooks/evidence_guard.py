@@ -1,18 +1,21 @@
 """trainwreck evidence guard: a Claude Code Stop hook.
 
-Blocks the stop, once, when the last assistant message states the cause of an ML
+Blocks the stop, once per turn, when the last assistant message states the cause of an ML
 training failure as fact and
-  - no tool in the current turn returned output (nothing was probed), or
-  - a log line, error message or number it quotes appears in no tool output of the
-    session (fabricated or misquoted).
-The block reason routes to /trainwreck:debug (probe -> hypothesis -> smoke -> controls
--> claim).  Hedged hypotheses, questions, plans and answers that are not about a
-training failure pass.
+  - no tool in the current turn returned output, and the reply quotes no output that a tool
+    printed in an earlier turn (the follow-up case), or
+  - a log line, error message or number it quotes appears in no tool output of the session
+    (fabricated or misquoted).  Only what tools printed is evidence: the Bash/Read output, an
+    Agent's report and its sub-agent's own tool outputs, a long output the CLI saved to a file;
+    never a tool's input (a grep pattern, a file the assistant wrote) or the user's prompt.
+The block reason quotes the claim, says what is unbacked and what would back it, and routes to
+/trainwreck:debug (probe -> hypothesis -> smoke -> controls -> claim).  Hedged hypotheses,
+questions, plans and answers that are not about a training failure pass.
 
-Never blocks when stop_hook_active is true, blocks at most twice per turn (a counter
-under $CLAUDE_PLUGIN_DATA, or a private 0700 dir under $TMPDIR: guard_state.py), and fails
-open: any unexpected input or error, or a decision past its time budget (budget.py), means
-exit 0 and no output.  Standard library only; reads the transcript backwards from its end.
+Never blocks when stop_hook_active is true, blocks at most once per turn (a counter under
+$CLAUDE_PLUGIN_DATA, or a private 0700 dir under $TMPDIR: guard_state.py), and fails open: any
+unexpected input or error, or a decision past its time budget (budget.py), means exit 0 and no
+output.  Standard library only; reads the transcript backwards from its end.
 """
 import json
 import os
@@ -21,15 +24,10 @@ import sys
 import guard_state
 
 MAX_STDIN = 8 << 20
-TRANSCRIPT_CAP = 8 << 20
-MAX_BLOCKS_PER_TURN = 2
+TRANSCRIPT_CAP = 8 << 20     # read to find the turn's start, every record parsed
+EARLIER_CAP = 32 << 20       # read in all; earlier turns only where an unmatched quote's words are
+MAX_BLOCKS_PER_TURN = 1
 MAX_QUOTES = 300
-
-
-def _clear_state(payload):
-    store = guard_state.Store(payload)
-    store.clear()
-    store.close()
 
 
 def _count_block(payload, turn_key):
@@ -39,8 +37,7 @@ def _count_block(payload, turn_key):
         st = store.read()
         n = st.get("blocks", 0) if st.get("turn") == turn_key else 0
         if not isinstance(n, int) or n >= MAX_BLOCKS_PER_TURN:
-            store.clear()
-            return False
+            return False              # kept until the next turn: one block per turn, whatever follows
         store.write({"turn": turn_key, "blocks": n + 1})
         return True
     finally:
@@ -93,7 +90,6 @@ def _decide(payload):
     msg = payload.get("last_assistant_message")
     analysis = claim_detector.analyse(msg) if isinstance(msg, str) else None
     if analysis is not None and not analysis.claims:
-        _clear_state(payload)
         return None
     tpath = payload.get("transcript_path")
     if not isinstance(tpath, str) or not tpath or not os.path.isfile(tpath):
@@ -102,20 +98,28 @@ def _decide(payload):
     import transcript_tail
     sources = quote_match.Sources()
     pending = _unique(analysis.quotes) if analysis is not None else []
-
-    checked = [-1]
+    checked = [0]
 
     def want_earlier():                 # keep reading earlier turns while a quote is unmatched
-        # Re-checked only once the sources have grown by a quarter (or at the first prompt): checking at every
-        # prompt made thousands of earlier prompts quadratic. Reading on past the point where all were found
-        # changes nothing: more sources only find more, and the quotes are checked again at the end.
-        if checked[0] >= 0 and sources.size < checked[0] + max(1 << 16, checked[0] >> 2):
-            return bool(pending)
-        checked[0] = sources.size
-        pending[:] = [q for q in pending if not quote_match.found(q.text, q.kind, sources)]
+        # Each quote is checked only against the texts added since the last check: linear in what is read, where
+        # checking everything again at every step was quadratic in the number of turns.
+        if checked[0] < len(sources.texts):
+            view = sources.since(checked[0])
+            checked[0] = len(sources.texts)
+            pending[:] = [q for q in pending if not quote_match.found(q.text, q.kind, view)]
         return bool(pending)
 
-    turn = transcript_tail.scan(tpath, sources, TRANSCRIPT_CAP, want_earlier)
+    def anchors():                      # the words a record must hold to match an unmatched quote
+        groups = [quote_match.anchor(q.text) for q in pending]
+        return None if any(g is None for g in groups) else groups
+
+    def read():
+        t = transcript_tail.scan(tpath, sources, TRANSCRIPT_CAP, want_earlier, anchors, EARLIER_CAP)
+        if want_earlier() and t.side:   # a sub-agent's tool outputs, a long output the CLI saved to a file
+            transcript_tail.read_side_files(tpath, t, sources, want_earlier)
+        return t
+
+    turn = read()
     if turn.records == 0 or (turn.capped and not turn.found_start):
         return None                     # not enough of the transcript to judge: fail open
     if analysis is None:                # no usable last_assistant_message: take the reply from the transcript
@@ -125,29 +129,43 @@ def _decide(payload):
             return None
         pending.extend(_unique(analysis.quotes))
         if pending:
-            turn = transcript_tail.scan(tpath, sources, TRANSCRIPT_CAP, want_earlier)
+            sources = quote_match.Sources()
+            checked[0] = 0
+            turn = read()
     if not analysis.domain and not claim_detector.analyse_domain(msg + "\n" + turn.prompt):
-        _clear_state(payload)
         return None                     # a claim, but not about a training failure
+    quotes = _unique(analysis.quotes)
+    # what no view matched is checked once against everything (an ellipsis quote's parts may sit in two outputs)
+    missing = [q.text for q in pending if not quote_match.found(q.text, q.kind, sources)]
+    if missing and turn.capped:
+        return None                     # the quote may sit before the read cap: it cannot be called fabricated
     evidence = transcript_tail.evidence_results(turn)
-    missing = [q.text for q in _unique(analysis.quotes) if not quote_match.found(q.text, q.kind, sources)]
-    if evidence and not missing:
-        _clear_state(payload)
+    if not missing and (evidence or quotes):
+        # backed: a tool returned output in this turn; or a follow-up that runs no tool but quotes, verbatim, what
+        # tools printed in earlier turns
         return None
     if not _count_block(payload, turn.start_key):
         return None
-    return _reason(analysis.claims[0], evidence, missing)
+    claim = analysis.claim_texts[0] if getattr(analysis, "claim_texts", None) else analysis.claims[0]
+    return _reason(claim, evidence, missing)
 
 
 def _reason(claim, evidence, missing):
-    if not evidence:
-        return ("trainwreck evidence guard: this reply states a cause of the training failure as fact "
-                "(\"%s\") but no tool in this turn returned output that backs it. %s" % (_short(claim), ROUTE))
+    said = _short(claim, 400)
     shown = ", ".join("`%s`" % _short(m, 80) for m in missing[:2])
     more = " (and %d more)" % (len(missing) - 2) if len(missing) > 2 else ""
-    return ("trainwreck evidence guard: the reply quotes %s%s as evidence, but that text appears in no "
-            "tool output of this session (fabricated or misquoted?). Re-open the source and quote it "
-            "exactly, or drop it. %s" % (shown, more, ROUTE))
+    if evidence:
+        return ("trainwreck evidence guard: the reply says \"%s\" and quotes %s%s as evidence, but no tool "
+                "output of this session printed that text (fabricated or misquoted? a command's own text, a "
+                "prompt or what the assistant wrote does not count). To back it, re-open the source with a tool "
+                "and quote exactly what it prints, or drop the quote and say it is a hypothesis. %s"
+                % (said, shown, more, ROUTE))
+    printed = (" What it quotes (%s%s) no tool output of this session printed." % (shown, more)) if missing else ""
+    return ("trainwreck evidence guard: the reply states a cause of the training failure as fact (\"%s\"), but "
+            "no tool in this turn returned output that backs it, and it quotes no output an earlier tool printed.%s "
+            "To back it, run a probe now (read the log, run `trainwreck diagnose` or a command) and quote the "
+            "lines it prints; or, in a follow-up, quote verbatim the earlier tool output it rests on; or say it "
+            "is a hypothesis. %s" % (said, printed, ROUTE))
 
 
 def main():

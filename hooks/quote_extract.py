@@ -72,6 +72,45 @@ def _mask_quotes(line):
     return _DQUOTE.sub(lambda m: " quote ", _mask_inline(line))
 
 
+def _sub_segments(rx, repl, text):
+    """rx.sub(repl, text), and the segments (new start, old start, old end or None for literal text)."""
+    out, segs, pos, npos = [], [], 0, 0
+    for m in rx.finditer(text):
+        if m.start() > pos:
+            segs.append((npos, pos, None))
+            out.append(text[pos:m.start()])
+            npos += m.start() - pos
+        segs.append((npos, m.start(), m.end()))
+        out.append(repl)
+        npos += len(repl)
+        pos = m.end()
+    segs.append((npos, pos, None))
+    out.append(text[pos:])
+    return "".join(out), segs
+
+
+def _back(segs, i, end):
+    lo, hi = 0, len(segs) - 1                          # the last segment starting at or before i
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if segs[mid][0] <= i:
+            lo = mid
+        else:
+            hi = mid - 1
+    new, old, old_end = segs[lo]
+    if old_end is None:
+        return old + (i - new)
+    return old_end if end and i > new else old      # inside a placeholder: the whole quoted span
+
+
+def mask_with_map(line):
+    """(_mask_quotes(line), back): back(i, end) maps a position in the masked text to one in `line`, so that a
+    sentence found in the masked text can be shown as it was written, quotes and all."""
+    m1, s1 = _sub_segments(_INLINE, " code ", line)
+    m2, s2 = _sub_segments(_DQUOTE, " quote ", m1)
+    return m2, lambda i, end=False: _back(s1, _back(s2, i, end), end)
+
+
 def _quote_kind(text, origin, context):
     """Return 'number' | 'text' when the quote should be found in tool output, else None."""
     t = " ".join(text.split())

@@ -32,7 +32,8 @@ def normalise(text):
 
 
 class Sources:
-    """Normalised source texts, searchable as one string."""
+    """Normalised source texts, searchable as one string.  since(k) is a view of the texts added after the
+    first k, so that quotes are checked against what is new, not against everything again."""
 
     def __init__(self):
         self.texts = []
@@ -44,6 +45,12 @@ class Sources:
             self.texts.append(normalise(text))
             self.size += len(self.texts[-1])
             self._joined = None
+
+    def since(self, k):
+        view = Sources()
+        view.texts = self.texts[k:]
+        view.size = sum(map(len, view.texts))
+        return view
 
     @property
     def joined(self):
@@ -262,3 +269,21 @@ def found(quote_text, kind, sources):
         if parts and all(p in joined or _fuzzy_found(p, sources) for p in parts):
             return True
     return any(_kv_found(v, sources) for v in variants)
+
+
+_LETTERS = re.compile(r"[a-z]{3,}")
+
+
+def anchor(quote_text):
+    """The lowercase ASCII words (runs of three or more letters) that every source matching the quote holds
+    verbatim, as a tuple of bytes: case, spacing, quote styles and numbers may differ between a quote and its
+    source, letters may not.  Taken from the quote's longest part when an ellipsis splits it.  None when the quote
+    has no such word (numbers only, a short `key=value`, a non-Latin script): then nothing can be skipped."""
+    q = _LINE_PREFIX.sub("", normalise(quote_text), count=1).strip("'„«»「」『』")
+    kv = _KV_QUOTE.match(q)
+    if kv:                            # `optimizer.lr=3e-3` is found as `lr: 3.0e-03`: only the last key part holds
+        value = kv.group(2)
+        q = kv.group(1).rsplit(".", 1)[-1] + " " + ("" if _NUM_FULL.fullmatch(value) else value)
+    parts = [p for p in _ELLIPSIS.split(q) if p.strip(" .")] or [q]
+    words = _LETTERS.findall(max(parts, key=len))
+    return tuple(sorted({w.encode() for w in words}, key=len, reverse=True)) if words else None

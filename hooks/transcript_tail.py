@@ -14,6 +14,9 @@ Turn structure (Claude Code 2.1):
   system (stop_hook_summary) ...
 """
 import json
+import os
+import re
+import stat
 
 from budget import check
 
@@ -28,43 +31,74 @@ _EMPTY_RESULTS = ("", "(no content)", "(no output)", "(bash completed with no ou
                   "no matches found", "no files found")
 
 
-def lines_backward(f, size, cap, state=None):
-    """Complete lines from the end of f towards its start.  state["capped"] is set when
-    the cap stopped the walk before the start of the file."""
+def blocks_backward(f, size, cap, state=None):
+    """(data, lines) for each block read from the end of f towards its start: `data` is the block's bytes with
+    the carried start of the next line, `lines` its complete lines, newest first.  state["capped"] is set when
+    the cap (bytes, or a callable returning them) stopped the walk before the start of the file."""
     pos, carry, total, block = size, b"", 0, 1 << 16
+    limit = cap if callable(cap) else (lambda: cap)   # a callable cap may grow as the walk goes on
     while pos > 0:
-        if total >= cap:
+        c = limit()
+        if total >= c:
             if state is not None:
                 state["capped"] = True
             return
-        n = min(block, pos, cap - total)
+        n = min(block, pos, c - total)
         pos -= n
         f.seek(pos)
-        chunk = f.read(n)
+        data = f.read(n) + carry
         total += n
-        parts = (chunk + carry).split(b"\n")
+        parts = data.split(b"\n")
         carry = parts[0]
-        for line in reversed(parts[1:]):
-            if line.strip():
-                yield line
+        yield data, [line for line in reversed(parts[1:]) if line.strip()]
         block = min(block * 2, 1 << 21)
     if carry.strip():
-        yield carry
+        yield carry, [carry]
 
 
-def records_backward(path, cap, state=None):
+def lines_backward(f, size, cap, state=None):
+    """Complete lines from the end of f towards its start (see blocks_backward)."""
+    for _data, lines in blocks_backward(f, size, cap, state):
+        yield from lines
+
+
+def _record(line):
+    if b'"user"' not in line and b'"assistant"' not in line:
+        return None
+    try:
+        rec = json.loads(line)
+    except (ValueError, RecursionError):   # RecursionError: JSON nested too deep for the parser
+        return None
+    return rec if isinstance(rec, dict) else None
+
+
+def _holds(low, groups):
+    return any(all(k in low for k in g) for g in groups)
+
+
+def records_backward(path, cap, state=None, skip=None):
+    """Message records from the end of the file backwards.  `skip(data)`, when given, is asked about each block
+    before its lines are parsed: it returns None to parse every line, or groups (tuples) of lowercase byte strings;
+    then only the lines holding every string of some group are parsed (the others cannot matter to the caller).
+    It is asked again, for the rest of a block, when the caller sets state["refilter"]."""
     with open(path, "rb") as f:
         f.seek(0, 2)
         size = f.tell()
-        for line in lines_backward(f, size, cap, state):
-            if b'"user"' not in line and b'"assistant"' not in line:
-                continue
-            try:
-                rec = json.loads(line)
-            except (ValueError, RecursionError):   # RecursionError: JSON nested too deep for the parser
-                continue
-            if isinstance(rec, dict):
-                yield rec
+        for data, lines in blocks_backward(f, size, cap, state):
+            groups = skip(data) if skip is not None else None
+            if groups is not None:
+                low = data.lower()
+                groups = [g for g in groups if all(k in low for k in g)]
+                if not groups:
+                    continue
+            for line in lines:
+                if state is not None and state.pop("refilter", False) and skip is not None:
+                    groups = skip(data)   # the caller's needs changed inside this block (the turn start)
+                if groups is not None and not _holds(line.lower(), groups):
+                    continue
+                rec = _record(line)
+                if rec is not None:
+                    yield rec
 
 
 def _blocks(rec):
@@ -87,6 +121,9 @@ def _result_text(block):
 def _extra_texts(rec):
     r = rec.get("toolUseResult")
     out = []
+    if isinstance(r, dict) and isinstance(r.get("filePath"), str) and (
+            "structuredPatch" in r or r.get("type") in ("create", "update")):
+        return out                    # Write / Edit: the content is what the assistant wrote, not an output
     if isinstance(r, dict):
         for k in ("stdout", "stderr", "content", "output", "result"):
             if isinstance(r.get(k), str):
@@ -118,6 +155,7 @@ class Turn:
         self.last_text = ""       # text of the last assistant reply (all its records)
         self.records = 0
         self.capped = False       # the read cap was hit before the start of the file
+        self.side = []            # ("agent", agent id) | ("persisted", path): outputs kept outside the transcript
 
 
 def is_prompt(rec):
@@ -133,15 +171,64 @@ def is_prompt(rec):
     return not first.lstrip().startswith(_NOT_PROMPTS)     # hook feedback written without isMeta
 
 
-def scan(path, sources, cap=8 << 20, want_earlier=lambda: False):
-    """Walk the transcript backwards.  Fills `sources` (tool outputs, tool inputs, prompts)
-    and returns a Turn.  After the turn start, keeps reading earlier records only while
-    want_earlier() is true (quotes not yet found)."""
+_SAVED_TO = "Full output saved to: "
+#: Lines that must be parsed even when they hold no quote: they name outputs kept in other files.
+SIDE_KEYS = ((b'"agentid"',), (b"persistedoutputpath",), (_SAVED_TO.lower().encode(),))
+
+
+def _side_refs(rec, blocks):
+    out = []
+    r = rec.get("toolUseResult")
+    if isinstance(r, dict):
+        if isinstance(r.get("agentId"), str):
+            out.append(("agent", r["agentId"]))
+        if isinstance(r.get("persistedOutputPath"), str):
+            out.append(("persisted", r["persistedOutputPath"]))
+    for b in blocks:
+        if b.get("type") == "tool_result":
+            text = _result_text(b)
+            i = text.find(_SAVED_TO, 0, 400)
+            if i >= 0:
+                out.append(("persisted", text[i + len(_SAVED_TO):].split("\n", 1)[0].strip()))
+    return out
+
+
+def tool_outputs(rec):
+    """(tool result blocks, other output texts) of a user record that carries tool results; None otherwise.
+    Only what a tool printed counts: never its input, never text the assistant wrote."""
+    blocks = _blocks(rec)
+    results = [b for b in blocks if b.get("type") == "tool_result"]
+    if not results and "toolUseResult" not in rec:
+        return None
+    return results, _extra_texts(rec), blocks
+
+
+def scan(path, sources, cap=8 << 20, want_earlier=lambda: False, anchors=lambda: None, earlier_cap=None):
+    """Walk the transcript backwards.  Fills `sources` with tool outputs (never tool inputs, the user's prompts or
+    the assistant's own text) and returns a Turn.  The current turn is read whole.  Before its start, records are
+    read only while want_earlier() is true (quotes not yet found), and only those that can matter: anchors()
+    returns, for each unfound quote, the lowercase words every match of it holds (None: it cannot tell, read them
+    all), and only the lines holding all the words of one (or naming an output file, SIDE_KEYS) are parsed.  `cap`
+    bytes are read at most to find the turn's start (each record parsed); `earlier_cap` (default: cap) in all."""
     turn = Turn()
     last_id = None
     last_done = False
     state = {}
-    for rec in records_backward(path, cap, state):
+    stop = [False]
+
+    def skip(_data):
+        if not turn.found_start:
+            return None
+        if not want_earlier():
+            stop[0] = True
+            return ()
+        groups = anchors()
+        return None if groups is None else list(groups) + list(SIDE_KEYS)
+
+    total_cap = cap if earlier_cap is None else max(cap, earlier_cap)
+    for rec in records_backward(path, lambda: total_cap if turn.found_start else cap, state, skip):
+        if stop[0]:
+            break
         turn.records += 1
         if not turn.records & 1023:
             check()
@@ -154,11 +241,6 @@ def scan(path, sources, cap=8 << 20, want_earlier=lambda: False):
                 bt = b.get("type")
                 if bt == "tool_use" and isinstance(b.get("id"), str):
                     turn.tool_names[b["id"]] = b.get("name") or ""
-                    inp = b.get("input")
-                    if isinstance(inp, dict):
-                        for v in inp.values():
-                            if isinstance(v, str):
-                                sources.add(v)
                 elif bt == "text" and isinstance(b.get("text"), str):
                     texts.append(b["text"])
             if not turn.found_start and not last_done:
@@ -169,30 +251,90 @@ def scan(path, sources, cap=8 << 20, want_earlier=lambda: False):
                 elif last_id is not None and mid != last_id:
                     last_done = True
         elif t == "user":
-            blocks = _blocks(rec)
-            if any(b.get("type") == "tool_result" for b in blocks) or "toolUseResult" in rec:
-                for b in blocks:
-                    if b.get("type") == "tool_result":
-                        text = _result_text(b)
-                        sources.add(text)
-                        if not turn.found_start:
-                            turn.results.append((b.get("tool_use_id"), text, _has_output(text)))
-                for x in _extra_texts(rec):
+            outs = tool_outputs(rec)
+            if outs is not None:
+                results, extra, blocks = outs
+                for b in results:
+                    text = _result_text(b)
+                    sources.add(text)
+                    if not turn.found_start:
+                        turn.results.append((b.get("tool_use_id"), text, _has_output(text)))
+                for x in extra:
                     sources.add(x)
-            elif is_prompt(rec):
-                text = "\n".join(b.get("text", "") for b in blocks
-                                 if b.get("type") == "text" and isinstance(b.get("text"), str))
-                sources.add(text)
-                if not turn.found_start:
-                    turn.found_start = True
-                    turn.prompt = text
-                    turn.start_key = str(rec.get("uuid") or rec.get("promptId") or "")
-                    if not want_earlier():
-                        break
-                elif not want_earlier():
+                turn.side.extend(_side_refs(rec, blocks))
+            elif not turn.found_start and is_prompt(rec):
+                turn.found_start = True
+                turn.prompt = "\n".join(b.get("text", "") for b in _blocks(rec)
+                                        if b.get("type") == "text" and isinstance(b.get("text"), str))
+                turn.start_key = str(rec.get("uuid") or rec.get("promptId") or "")
+                if not want_earlier():
                     break
+                state["refilter"] = True    # the rest of this block: only the records an unmatched quote needs
     turn.capped = bool(state.get("capped"))
     return turn
+
+
+_AGENT_ID = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
+SIDE_FILE_CAP = 4 << 20       # bytes read from one sub-agent transcript or persisted output
+SIDE_FILES = 32               # files read at most
+
+
+def _open_inside(path, root):
+    """A read-only handle on a regular file under root (no link at the end, resolved path inside root), or None."""
+    real = os.path.realpath(path)
+    if os.path.commonpath([real, root]) != root:
+        return None
+    fd = os.open(real, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        f, fd = os.fdopen(fd, "rb"), None
+        return f
+    finally:
+        if fd is not None:
+            os.close(fd)
+
+
+def read_side_files(tpath, turn, sources, want_more):
+    """Add the outputs kept outside the transcript to `sources`, newest first, while want_more(): a sub-agent's
+    tool outputs (its transcript <session>/subagents/agent-<id>.jsonl) and a persisted tool output (the file the
+    CLI saved a long output to).  Only files under the transcript's own folder are read, each up to
+    SIDE_FILE_CAP bytes."""
+    root = os.path.realpath(os.path.dirname(tpath))
+    session = os.path.join(root, os.path.basename(tpath)[:-6] if tpath.endswith(".jsonl") else "")
+    seen = set()
+    for kind, ref in turn.side:
+        if not want_more() or len(seen) >= SIDE_FILES:
+            return
+        if (kind, ref) in seen:
+            continue
+        seen.add((kind, ref))
+        check()
+        try:
+            if kind == "agent":
+                if not _AGENT_ID.match(ref):
+                    continue
+                f = _open_inside(os.path.join(session, "subagents", "agent-%s.jsonl" % ref), root)
+                if f is None:
+                    continue
+                with f:
+                    data = f.read(SIDE_FILE_CAP)
+                for line in data.split(b"\n"):
+                    rec = _record(line)
+                    outs = tool_outputs(rec) if rec is not None and rec.get("type") == "user" else None
+                    if outs is not None:
+                        for b in outs[0]:
+                            sources.add(_result_text(b))
+                        for x in outs[1]:
+                            sources.add(x)
+            else:
+                f = _open_inside(ref, root) if os.path.isabs(ref) else None
+                if f is None:
+                    continue
+                with f:
+                    sources.add(f.read(SIDE_FILE_CAP).decode("utf-8", "replace"))
+        except (OSError, ValueError):
+            continue
 
 
 def evidence_results(turn):

@@ -6,7 +6,8 @@ exact hooks.json command (fresh CLAUDE_PLUGIN_DATA per case), and its decision i
 compared with the label.  Prints accuracy, the false-block rate (blocked, should allow),
 the miss rate (allowed, should block), a per-category table and every wrong case.
 
-usage: python3 tests/hooks/score.py [-v] [-j JOBS] [CASE_ID_SUBSTRING ...]
+usage: python3 tests/hooks/score.py [-v] [-j JOBS] [--set all|synthetic|blind|dev|test] [CASE_ID_SUBSTRING ...]
+  --set test prints the frozen split's figures and per-category counts only, never which cases it gets wrong
 """
 import glob
 import json
@@ -25,14 +26,44 @@ from transcripts import filler_turns  # noqa: E402
 CASES_DIR = os.path.join(HERE, "dataset", "cases")
 
 
-def load_cases(filters=()):
+BLIND_DIR = os.path.join(HERE, "blind")
+SPLIT = os.path.join(BLIND_DIR, "split.json")
+
+
+def load_split():
+    """The frozen test split of the blind batches: {"rule": ..., "test": [case ids]}."""
+    with open(SPLIT, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def load_cases(filters=(), which="all"):
+    """Cases of the labelled sets. which: "all"; "synthetic" (dataset/cases/, written by build_dataset.py);
+    "blind" (tests/hooks/blind/*.jsonl: recorded from the real CLI by helpers who never saw the hook);
+    "dev" / "test" (the blind cases outside / inside the frozen test split)."""
     cases = []
-    for p in sorted(glob.glob(os.path.join(CASES_DIR, "*.json"))):
-        with open(p, encoding="utf-8") as f:
-            c = json.load(f)
-        if not filters or any(s in c["id"] for s in filters):
-            cases.append(c)
-    return cases
+    if which in ("all", "synthetic"):
+        for p in sorted(glob.glob(os.path.join(CASES_DIR, "*.json"))):
+            with open(p, encoding="utf-8") as f:
+                cases.append(json.load(f))
+    if which in ("all", "blind", "dev", "test"):
+        test = set(load_split()["test"])
+        for p in sorted(glob.glob(os.path.join(BLIND_DIR, "*.jsonl"))):
+            with open(p, encoding="utf-8") as f:
+                for line in f:
+                    c = json.loads(line)
+                    if which == "all" or which == "blind" or (which == "test") == (c["id"] in test):
+                        cases.append(c)
+    return [c for c in cases if not filters or any(s in c["id"] for s in filters)]
+
+
+def _subst(obj, old, new):
+    if isinstance(obj, str):
+        return obj.replace(old, new)
+    if isinstance(obj, list):
+        return [_subst(x, old, new) for x in obj]
+    if isinstance(obj, dict):
+        return {k: _subst(v, old, new) for k, v in obj.items()}
+    return obj
 
 
 def _expand(obj, expand):
@@ -74,6 +105,18 @@ class Workspace:
         elif kind == "raw":
             with open(path, "w", encoding="utf-8", errors="surrogateescape") as f:
                 f.write(spec.get("text", ""))
+        elif spec.get("session_id"):              # recorded from the real CLI: <project>/<session>.jsonl + side files
+            proj = os.path.join(d, "project")
+            os.makedirs(proj)
+            path = os.path.join(proj, spec["session_id"] + ".jsonl")
+            with open(path, "w", encoding="utf-8") as out:
+                for r in spec.get("records", []):
+                    out.write(json.dumps(_subst(r, "<PROJECT_DIR>", proj), ensure_ascii=False) + "\n")
+            for rel, text in (spec.get("files") or {}).items():
+                full = os.path.join(proj, rel)
+                os.makedirs(os.path.dirname(full), exist_ok=True)
+                with open(full, "w", encoding="utf-8") as out:
+                    out.write(text.replace("<PROJECT_DIR>", proj))
         else:
             with open(path, "wb") as out:
                 if spec.get("filler_mb"):
@@ -87,6 +130,8 @@ class Workspace:
                 if spec.get("partial_tail"):
                     out.write(spec["partial_tail"].encode("utf-8"))
         payload = dict(case["payload"])
+        if "project" in os.listdir(d):
+            payload = _subst(payload, "<PROJECT_DIR>", os.path.join(d, "project"))
         if payload.get("transcript_path") == "<TRANSCRIPT>":
             payload["transcript_path"] = path
         payload["cwd"] = d
@@ -142,7 +187,22 @@ def main(argv):
         i = args.index("-j")
         jobs = int(args[i + 1])
         del args[i:i + 2]
-    s = score(load_cases(args), jobs)
+    which = "all"
+    if "--set" in args:
+        i = args.index("--set")
+        which = args[i + 1]
+        del args[i:i + 2]
+    if which == "test" and "--show-test-misses" not in args:
+        # the frozen split is measured, never tuned on: its figures are printed, its wrong cases are not
+        s = score(load_cases(args, which), jobs)
+        s["false_blocks"], s["misses"] = [], []
+        for r in s["results"]:
+            r["note"] = ""
+        verbose = False
+        print("(frozen test split: per-case results hidden)")
+    else:
+        args = [a for a in args if a != "--show-test-misses"]
+        s = score(load_cases(args, which), jobs)
     cats = {}
     for r in s["results"]:
         c = cats.setdefault(r["category"], [0, 0])

@@ -45,7 +45,8 @@ def test_unbacked_claim_is_blocked_and_routed_to_debug(work):
     assert got == "block"
     reason = json.loads(out)["reason"]
     assert "debug" in reason and "/trainwreck:debug" in reason
-    assert len(reason) < 600
+    assert len(reason) < 1200
+    assert CLAIM in reason                       # the claim, verbatim
 
 
 def test_backed_claim_is_allowed(work):
@@ -109,16 +110,13 @@ def test_stop_hook_active_never_blocks(work):
 def test_counter_caps_blocks_per_turn(work):
     path = _unbacked().write(str(work / "t.jsonl"))
     got = [_run(work, _payload(path))[0] for _ in range(3)]
-    assert got == ["block", "block", "allow"]
-    # an allowed stop ends the chain; the state file is gone
-    state = work / "data" / "evidence-guard"
-    assert not any(state.iterdir()) if state.exists() else True
+    assert got == ["block", "allow", "allow"]     # once per turn: the count stays until the next prompt
 
 
 def test_counter_is_per_turn_and_per_session(work):
     t = _unbacked()
     path = t.write(str(work / "t.jsonl"))
-    assert [_run(work, _payload(path))[0] for _ in range(2)] == ["block", "block"]
+    assert [_run(work, _payload(path))[0] for _ in range(2)] == ["block", "allow"]
     assert _run(work, _payload(path, sid="another-session"))[0] == "block"
     _unbacked(t)                                   # a new prompt: a new turn
     t.write(path)
@@ -135,7 +133,7 @@ def test_counter_falls_back_to_a_temp_dir(work):
     data = json.dumps(_payload(path, sid="tmp-fallback"))
     outs = [subprocess.run(cmd, shell=True, input=data, capture_output=True, text=True, env=e).stdout
             for _ in range(3)]
-    assert [decision(o) for o in outs] == ["block", "block", "allow"]
+    assert [decision(o) for o in outs] == ["block", "allow", "allow"]
     assert os.path.isdir(os.path.join(env["TMPDIR"], "trainwreck-hooks"))
 
 

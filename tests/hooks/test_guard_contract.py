@@ -1,6 +1,7 @@
 """The evidence guard's decision rules, each pinned by a test that fails when the rule changes:
-what counts as a quote source (tool outputs, tool INPUTS, the user's prompts), the stop_hook_active guard, and the
-per-session, per-turn block cap (2 blocks per turn; a third stop in the same turn is let through).
+what counts as a quote source (tool OUTPUTS only: never a tool's input, the user's prompt or the assistant's own
+writing), the stop_hook_active guard, and the per-session, per-turn block cap (1 block per turn; any later stop in
+the same turn is let through).
 
 Runs `evidence_guard.decide` in-process (fast enough for mutation testing) and, for the loop guards, the real
 hooks.json command as well."""
@@ -49,23 +50,43 @@ def _unbacked(t=None):
 
 # ---------------------------------------------------------------- quote sources
 
-def test_a_setting_quoted_from_the_tools_input_backs_the_claim(data):
+def test_a_setting_the_reply_says_it_ran_with_is_its_own_action_not_a_quote(data):
     t = _smoke()
     t.say(BACKED)
-    assert _decide(data, t, BACKED) is None
-
-
-def test_the_same_setting_found_nowhere_is_fabricated(data):
-    t = _smoke()
+    assert _decide(data, t, BACKED) is None             # "I reran with `x`": what it did, not what it observed
     msg = BACKED.replace("optimizer.lr=3e-3", "optimizer.lr=5e-3")
     t.say(msg)
+    assert _decide(data, t, msg) is None
+
+
+def test_a_quote_found_only_in_a_tools_input_is_fabricated(data):
+    t = Transcript(seed="input-only")
+    t.prompt(PROMPT)
+    t.tool("Bash", {"command": "grep -n 'step 48 loss=nan grad_norm=inf' runs/exp1/train.log; ls runs/exp1"},
+           "config.yaml\ntrain.log")                  # the pattern matched nothing; ls printed two names
+    msg = "The log shows `step 48 loss=nan grad_norm=inf`, so the root cause is the lr."
+    t.say(msg)
     reason = _decide(data, t, msg)
-    assert reason.startswith("trainwreck evidence guard: the reply quotes `optimizer.lr=5e-3` as evidence, but that "
-                             "text appears in no tool output of this session (fabricated or misquoted?). Re-open the "
-                             "source and quote it exactly, or drop it. Follow /trainwreck:debug")
+    assert reason.startswith('trainwreck evidence guard: the reply says "The log shows `step 48 loss=nan '
+                             'grad_norm=inf`, so the root cause is the lr." and quotes `step 48 loss=nan '
+                             'grad_norm=inf` as evidence, but no tool output of this session printed that text')
+    t2 = _smoke(Transcript(seed="output"))
+    t2.say(msg)
+    assert _decide(data, t2, msg) is None               # the same quote, printed by the run: backed
 
 
-def test_scan_collects_tool_inputs_outputs_and_prompts(tmp_path):
+def test_the_assistants_own_writing_is_not_evidence(data):
+    t = Transcript(seed="write")
+    t.prompt(PROMPT)
+    t.tool("Write", {"file_path": "notes.txt", "content": "step 48 loss=nan grad_norm=inf"},
+           "File created successfully at: notes.txt")
+    t.tool("Bash", {"command": "ls"}, "notes.txt\nruns")
+    msg = "The log shows `step 48 loss=nan grad_norm=inf`, so the root cause is the lr."
+    t.say(msg)
+    assert "no tool output of this session printed" in (_decide(data, t, msg) or "")
+
+
+def test_scan_collects_tool_outputs_only(tmp_path):
     t = _smoke()
     t.read("runs/exp1/config.yaml", "optimizer:\n  lr: 3.0e-03\n")
     t.say(BACKED)
@@ -73,28 +94,28 @@ def test_scan_collects_tool_inputs_outputs_and_prompts(tmp_path):
     src = quote_match.Sources()
     turn = transcript_tail.scan(path, src, 1 << 20)
     joined = src.joined
-    assert quote_match.normalise(SMOKE) in joined            # the tool input
+    assert quote_match.normalise(SMOKE) not in joined        # the tool input
     assert "step 48 loss=nan grad_norm=inf" in joined         # the tool output
-    assert quote_match.normalise(PROMPT) in joined            # the user's prompt
-    assert "optimizer:" in joined and "runs/exp1/config.yaml" in joined  # Read: file content and its input
+    assert quote_match.normalise(PROMPT) not in joined        # the user's prompt
+    assert "optimizer:" in joined and "runs/exp1/config.yaml" not in joined  # Read: the file content, not its input
     assert turn.found_start and turn.prompt == PROMPT and turn.last_text == BACKED
     texts = [r[1] for r in turn.results]                     # newest first: the transcript is read backwards
     assert len(texts) == 2 and texts[1] == SMOKE_OUT and "2\u2192  lr: 3.0e-03" in texts[0]
     assert all(r[2] for r in turn.results)
 
 
-def test_a_log_pasted_in_the_prompt_backs_a_quote(data):
+def test_a_log_pasted_in_the_prompt_does_not_back_a_quote(data):
     t = Transcript(seed="paste")
     t.prompt(PROMPT + "\n```\nstep 977 loss=nan lr=0.003\n```")
     t.tool("Bash", {"command": "ls runs/exp1"}, "train.log\nconfig.yaml")
     msg = "Your log shows `step 977 loss=nan lr=0.003`. " + CLAIM
     t.say(msg)
-    assert _decide(data, t, msg) is None
+    assert "step 977 loss=nan lr=0.003" in (_decide(data, t, msg) or "")   # the user's excerpt, not checked output
     t2 = Transcript(seed="paste2")
-    t2.prompt(PROMPT)
-    t2.tool("Bash", {"command": "ls runs/exp1"}, "train.log\nconfig.yaml")
+    t2.prompt(PROMPT + "\n```\nstep 977 loss=nan lr=0.003\n```")
+    t2.tool("Bash", {"command": "grep -n 'loss=nan' runs/exp1/train.log"}, "977:step 977 loss=nan lr=0.003")
     t2.say(msg)
-    assert "step 977 loss=nan lr=0.003" in (_decide(data, t2, msg) or "")
+    assert _decide(data, t2, msg) is None               # the same line, printed by grep from the real file
 
 
 def test_the_tool_must_be_in_this_turn_and_return_output(data):
@@ -125,10 +146,10 @@ def test_stop_hook_inactive_values_still_block(data, inactive):
 
 def test_stop_hook_active_leaves_the_counter_alone(data):
     t = _unbacked()
-    assert _decide(data, t, CLAIM)                     # block 1
-    assert _decide(data, t, CLAIM, active=True) is None
-    assert _decide(data, t, CLAIM)                     # block 2: the active stop neither counted nor reset
-    assert _decide(data, t, CLAIM) is None             # the cap
+    assert _decide(data, _unbacked(), CLAIM, sid="other")   # block 1 of another session
+    assert _decide(data, t, CLAIM, active=True) is None        # an active stop neither counts nor blocks
+    assert _decide(data, t, CLAIM)                             # so the turn's one block is still there
+    assert _decide(data, t, CLAIM) is None                     # the cap
 
 
 def test_hook_command_never_blocks_when_active(tmp_path):
@@ -139,40 +160,41 @@ def test_hook_command_never_blocks_when_active(tmp_path):
         assert rc == 0 and decision(out) == want, (active, out, err)
 
 
-# ---------------------------------------------------------------- the per-turn cap: 2 blocks, then let through
+# ---------------------------------------------------------------- the per-turn cap: 1 block, then let through
 
-def test_the_cap_is_two_blocks_per_turn(data):
-    assert evidence_guard.MAX_BLOCKS_PER_TURN == 2
+def test_the_cap_is_one_block_per_turn(data):
+    assert evidence_guard.MAX_BLOCKS_PER_TURN == 1
     t = _unbacked()
     got = [_decide(data, t, CLAIM) is not None for _ in range(4)]
-    assert got == [True, True, False, True]            # the allowed stop clears the count: a fresh chain
+    assert got == [True, False, False, False]          # the count stays for the turn
     state = data / "data" / "evidence-guard" / "sess-1.json"
     assert json.loads(state.read_text()) == {"turn": transcript_tail.scan(
         str(data / "t.jsonl"), quote_match.Sources(), 1 << 20).start_key, "blocks": 1}
 
 
-def test_an_allowed_reply_resets_the_count(data):
+def test_an_allowed_reply_does_not_reset_the_count_but_a_new_prompt_does(data):
     t = _unbacked()
     assert _decide(data, t, CLAIM)
     ok = "Hypothesis: the learning rate is too high. Next probe: grep the log for the first NaN."
     assert _decide(data, t, ok) is None
-    assert not (data / "data" / "evidence-guard" / "sess-1.json").exists()
-    assert [_decide(data, t, CLAIM) is not None for _ in range(3)] == [True, True, False]
+    assert _decide(data, t, CLAIM) is None              # still the same turn: its one block is spent
+    _unbacked(t)                                        # the user's next prompt: a new turn
+    assert [_decide(data, t, CLAIM) is not None for _ in range(2)] == [True, False]
 
 
 def test_the_cap_counts_per_session_and_per_turn(data):
     t = _unbacked()
-    assert [_decide(data, t, CLAIM, sid="a") is not None for _ in range(2)] == [True, True]
+    assert [_decide(data, t, CLAIM, sid="a") is not None for _ in range(2)] == [True, False]
     assert _decide(data, t, CLAIM, sid="b")            # another session has its own count
     _unbacked(t)                                       # a new prompt in session a: a new turn, a new count
-    assert [_decide(data, t, CLAIM, sid="a") is not None for _ in range(3)] == [True, True, False]
+    assert [_decide(data, t, CLAIM, sid="a") is not None for _ in range(3)] == [True, False, False]
 
 
-def test_hook_command_blocks_twice_then_lets_through(tmp_path):
+def test_hook_command_blocks_once_then_lets_through(tmp_path):
     path = _unbacked().write(str(tmp_path / "t.jsonl"))
     outs = [run_hook("Stop", stop_payload("cap", path, str(tmp_path), CLAIM), data_dir=str(tmp_path / "d"))[1]
             for _ in range(3)]
-    assert [decision(o) for o in outs] == ["block", "block", "allow"]
+    assert [decision(o) for o in outs] == ["block", "allow", "allow"]
 
 
 # ---------------------------------------------------------------- known bug
@@ -253,7 +275,7 @@ def test_the_counter_lives_in_the_temp_dir_without_plugin_data(tmp_path, monkeyp
     assert _decide(tmp_path, t, CLAIM, sid="tmp-1")
     state = tmp_path / "tmp" / "trainwreck-hooks" / "evidence-guard" / "tmp-1.json"
     assert json.loads(state.read_text())["blocks"] == 1
-    assert [_decide(tmp_path, t, CLAIM, sid="tmp-1") is not None for _ in range(2)] == [True, False]
+    assert [_decide(tmp_path, t, CLAIM, sid="tmp-1") is not None for _ in range(2)] == [False, False]
 
 
 def test_the_counter_file_is_named_after_a_cleaned_session_id(data):
@@ -286,15 +308,18 @@ def test_session_ids_are_kept_to_80_safe_characters(data):
     assert names == ["nosession.json", "sess-1_a" + "b" * 72 + ".json"]
 
 
-def test_the_block_reason_quotes_the_claim_shortened_and_routes_to_debug(data):
-    claim = ("The root cause is   a learning rate of 3e-3 that is far too high for this model size, so the loss "
+def test_the_block_reason_quotes_the_claim_verbatim_and_routes_to_debug(data):
+    claim = ("The root cause is   a learning rate of `3e-3` that is far too high for this model size, so the loss "
              "diverges within the first few hundred steps.")
     t = _unbacked(Transcript(seed="long"))
     t.say(claim)
     reason = _decide(data, t, claim)
-    short = " ".join(claim.split())[:89] + "…"
-    assert '("%s")' % short in reason                  # 90 characters at most, whitespace collapsed
-    assert reason.startswith("trainwreck evidence guard: this reply states a cause of the training failure as fact")
+    assert '("%s")' % " ".join(claim.split()) in reason   # whole, quotes kept, whitespace collapsed
+    assert reason.startswith("trainwreck evidence guard: the reply states a cause of the training failure as fact")
+    assert "run a probe now" in reason and "in a follow-up, quote verbatim the earlier tool output" in reason
+    longer = "The root cause is the learning rate, " + "which is far too high for this model, " * 20 + "clearly."
+    t.say(longer)
+    assert '("%s…")' % longer[:399] in _decide(data, t, longer, sid="long-2")   # 400 characters at most
     assert "Follow /trainwreck:debug: probe (read the log, run the engine or a command) -> hypothesis -> smoke -> " \
            "controls -> claim, and quote the exact lines you found; or say plainly that it is a hypothesis and name " \
            "the next probe." in reason and reason.endswith("the next probe.")
@@ -329,15 +354,14 @@ def test_a_claim_is_judged_in_the_domain_of_the_prompt(data):
     assert _decide(data, t2, OFF_TOPIC) is None         # neither reply nor prompt is about training
 
 
-def test_an_off_topic_claim_resets_the_count(data):
-    t = _unbacked()
-    assert _decide(data, t, CLAIM)
+def test_an_off_topic_claim_neither_blocks_nor_counts(data):
     t2 = Transcript(seed="dom3")
     t2.prompt("why does my flask app return 404 on /users?")
     t2.say(OFF_TOPIC)
     path2 = t2.write(str(data / "t2.jsonl"))
     assert evidence_guard.decide(stop_payload("sess-1", path2, str(data), OFF_TOPIC)) is None
     assert not (data / "data" / "evidence-guard" / "sess-1.json").exists()
+    assert _decide(data, _unbacked(), CLAIM)              # the session's training claim still gets its block
 
 
 def test_a_quote_from_an_earlier_turn_is_found_by_reading_back(data):
@@ -432,17 +456,19 @@ def test_reading_stops_at_the_turn_start_once_every_quote_is_found(data, monkeyp
     _smoke(t)
     t.say(BACKED)
     read = []
-    real = transcript_tail.lines_backward
+    real = transcript_tail._record
 
-    def counting(*a, **k):
-        for line in real(*a, **k):
-            read.append(line)
-            yield line
-    monkeypatch.setattr(transcript_tail, "lines_backward", counting)
+    def counting(line):                                 # the lines parsed as records
+        read.append(line)
+        return real(line)
+    monkeypatch.setattr(transcript_tail, "_record", counting)
     assert _decide(data, t, BACKED) is None
     assert not any(b"show step" in line for line in read)
     read.clear()
     msg = "Step 0 printed `step 0 loss=2.3`, and `step 48 loss=nan grad_norm=inf` now. " + CLAIM
     t.say(msg)
     assert _decide(data, t, msg) is None                # the unmatched quote sends it back to the first turn
-    assert any(b"show step 0" in line for line in read)
+    assert any(b"step 0 loss=2.3" in line for line in read)
+    # earlier turns are parsed only where a record holds the unmatched quote's words ("step", "loss"): the
+    # prompts ("show step 0") and the commands are skipped unparsed
+    assert not any(b"show step" in line or b"sed -n" in line for line in read)

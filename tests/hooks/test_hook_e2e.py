@@ -67,7 +67,7 @@ def test_fabricated_quote_after_a_probe_is_blocked_and_named(tmp_path):
         {"expect": "step 130 loss=nan lr=3.0", "content": [text(BACKED)]},
     ])
     assert len(res.main_requests) == 3, res.describe()
-    assert "appears in no tool output" in res.body_text(2)
+    assert "no tool output of this session printed" in res.body_text(2)
     assert str(res.result_text).startswith("E2E-FINAL")
 
 

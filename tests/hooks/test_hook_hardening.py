@@ -88,7 +88,7 @@ def test_a_planted_symlink_at_the_state_path_never_gets_its_target_overwritten(t
     outs = [_hook(_payload(tmp_path), tmp) for _ in range(3)]
     assert all(o[0] == 0 for o in outs)
     assert victim.read_text() == VICTIM
-    assert [decision(o[1]) for o in outs] == ["block", "block", "allow"]  # the counter still works, as a file
+    assert [decision(o[1]) for o in outs] == ["block", "allow", "allow"]  # the counter still works, as a file
 
 
 @pytest.mark.parametrize("planted", ["trainwreck-hooks", "trainwreck-hooks/evidence-guard"])
@@ -258,7 +258,7 @@ def test_a_quote_of_many_numbers_is_decided_within_the_budget_not_let_through(tm
     p = hostile.payload(str(tmp_path), hostile.many_numbers)
     rc, out, err, _took = _hook(p, tmp_path)
     assert rc == 0 and err == "" and decision(out) == "block"
-    assert "appears in no tool output" in json.loads(out)["reason"]
+    assert "no tool output of this session printed" in json.loads(out)["reason"]
 
 
 def test_a_line_nested_too_deep_is_skipped_and_the_rest_still_judged(tmp_path):
