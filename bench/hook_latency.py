@@ -5,7 +5,7 @@ Builds a transcript of about 50 MB (tool-result filler, then a real-format sessi
 end), runs the Stop hook command from hooks/hooks.json through the shell exactly as Claude
 Code does, and prints p50/p95 of the hook, of `python3 -c pass`, and their ratio.  Also
 times the worst case for the reader: a claim whose quote is found nowhere, so the hook
-reads back up to its cap.  Prints figures only; asserts nothing.
+reads back up to its cap (32 MB; past it the quote may sit earlier, so the stop is let through).  Prints figures only; asserts nothing.
 
 usage: python3 bench/hook_latency.py [--runs N] [--mb SIZE]
 """
@@ -98,18 +98,20 @@ def main():
              "The log shows `step 130 loss=nan lr=3.0`, so the root cause is the learning rate."),
         ]
         p50b, p95b = timings(["python3", "-c", "pass"], False, "", args.runs, env)
-        if args.row:
-            data = json.dumps(dict(base, last_assistant_message=cases[0][1]))
-            _p50, p95 = timings(cmd, True, data, args.runs, env)
-            print("| Stop hook p95, %d MB transcript, vs python3 -c pass | %.2f | ≤ 2 | %.0f ms vs %.0f ms |"
-                  % (args.mb, p95 / p95b, p95 * 1e3, p95b * 1e3))
+        if args.row:                    # the slowest of the three cases (issue 11's target: 1.5)
+            p95 = max(timings(cmd, True, json.dumps(dict(base, last_assistant_message=m)), args.runs, env)[1]
+                      for _name, m in cases)
+            print("| Stop hook p95 (slowest case), %d MB transcript, vs python3 -c pass | %.2f | ≤ 1.5 | %.0f ms vs "
+                  "%.0f ms |" % (args.mb, p95 / p95b, p95 * 1e3, p95b * 1e3))
             return 0
         print("transcript: %.1f MB   runs per case: %d" % (os.path.getsize(tpath) / 1e6, args.runs))
         print("python3 -c pass          p50 %6.1f ms   p95 %6.1f ms" % (p50b * 1e3, p95b * 1e3))
         for name, msg in cases:
             data = json.dumps(dict(base, last_assistant_message=msg))
             p50, p95 = timings(cmd, True, data, args.runs, env)
-            print("hook: %-36s p50 %6.1f ms   p95 %6.1f ms   p95 ratio %.2f" % (name, p50 * 1e3, p95 * 1e3, p95 / p95b))
+            out = subprocess.run(cmd, shell=True, input=data, capture_output=True, text=True, timeout=60, env=env).stdout
+            print("hook: %-36s p50 %6.1f ms   p95 %6.1f ms   p95 ratio %.2f   -> %s" % (
+                name, p50 * 1e3, p95 * 1e3, p95 / p95b, "block" if '"block"' in out else "allow"))
     finally:
         shutil.rmtree(d, ignore_errors=True)
     return 0

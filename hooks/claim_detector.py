@@ -95,10 +95,39 @@ def _label_match(line):
     return (m.group(1), m.group(2)) if m else None
 
 
+def _cells(row):
+    """The cells of a table row: split at each `|` outside a code span (a quoted log line may hold pipes)."""
+    out, cur, tick = [], [], 0
+    i, n = 0, len(row)
+    while i < n:
+        ch = row[i]
+        if ch == "`":
+            j = i
+            while j < n and row[j] == "`":
+                j += 1
+            run = j - i
+            tick = 0 if tick == run else (run if tick == 0 else tick)
+            cur.append(row[i:j])
+            i = j
+            continue
+        if ch == "|" and not tick:
+            out.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+        i += 1
+    out.append("".join(cur))
+    if tick:                                          # an unclosed span: GFM splits on every pipe then
+        return row.split("|")
+    return out
+
+
 class Analysis:
     def __init__(self):
         self.claims = []
         self.claim_texts = []        # the same sentences as written, quotes and all (for the block reason)
+        self.answer = None           # an unhedged reply that explains without a causal phrase: its first sentence
+        self.hedged = False          # some sentence of the reply is hedged
         self.quotes = []
         self.domain = False
 
@@ -150,20 +179,118 @@ def analyse(message, max_chars=200000):
     a.domain = in_domain(message)
     sentences = _Walker(a).walk(message.splitlines())
     uncertain = _has(norm_words(message), low_all, V_UNCERTAIN)
+    explains = fixes = False
+    fix_section = any(sec == "fix" or lab == "fix" for _s, sec, lab, _f, _o in sentences)
+    first = None
     for idx, (s, sec, lab, first_under_claim, orig) in enumerate(sentences):
         causal, hedged, other = _sentence_state(s)
         if causal == "weak" and uncertain:
             causal = ""                               # background in a reply that says it doesn't know
         if sec == "hedge" or lab == "hedge":
             hedged = True
+        if not hedged and a.hedged and _ALTERNATIVE.match(s.lower()):
+            hedged = True                             # "One possibility is X. Another is Y.": Y is a candidate too
         if not hedged and idx + 1 < len(sentences) and _meta_hedge(sentences[idx + 1][0]):
             hedged = True
         if other or hedged:
+            if hedged:
+                a.hedged = True
             continue
         if causal or first_under_claim:
             a.claims.append(" ".join(s.split())[:200])
             a.claim_texts.append(" ".join(orig.split()))
+        elif sec != "fix" and lab != "fix":
+            explains = explains or _explains(s)
+            fixes = fixes or _is_instruction(s)
+            if first is None and not _is_instruction(s):
+                first = " ".join(orig.split())
+    if not a.claims and not a.hedged and not uncertain and first is not None and (explains or fixes or fix_section):
+        a.answer = first
     return a
+
+
+# A reply that explains, in any position: a connective or an identification ("that's the ...", "it's the ..."), an
+# evaluation of a setting ("too high", "misconfigured", "mismatch"), a causal verb.  With no word of this kind and no
+# instruction to change something, a reply says only what happened.
+_EXPLAIN = re.compile(
+    r"\b(?:so|since|thus|hence|therefore|because|cause[sd]?|causing|due|i\.e|meaning|means|leads?|led|makes?|made|"
+    r"triggers?|triggered|results?|resulted|explains?|reason|why|stems?|comes from|came from)\b|"
+    r"\b(?:that's|thats|that is|it's|its|this is|it is) (?:the|your|a|an)\b|→|->|=>|"
+    r"\btoo (?:high|low|large|small|big|long|short|aggressive|many|few|much|little)\b|misconfigur|mismatch|"
+    r"\b(?:wrong|broken|corrupt\w*|overflows?|overflowed|exceeds?|exceeded|blows? up|blew up|explod\w*|starv\w*|"
+    r"leak\w*|drops?|dropped|kills?|killed by|twice|double[sd]?|off by)\b")
+_EXPLAIN_CJK = ("原因", "因为", "所以", "导致", "由于", "ため", "から", "せい", "原因", "때문", "그래서", "그렇습니다",
+                "원인", "причин", "потому", "поэтому", "из-за", "motivo", "razón", "raison", "grund", "deshalb",
+                "darum", "daher", "foi isso", "por isso", "por eso", "c'est pour", "è per", "perciò", "quindi",
+                "weil", "parce", "porque", "perché", "debido", "à cause", "wegen", "kommt durch", "kommt von",
+                "liegt an", "zu hoch", "zu niedrig", "trop élevé",
+                "demasiado", "troppo", "слишком", "太高", "太大", "高すぎ", "大きすぎ", "너무")
+
+
+def _explains(sentence):
+    raw = sentence.lower()
+    if _EXPLAIN.search(raw) or any(w in raw for w in _EXPLAIN_CJK):
+        return True
+    n = norm_words(sentence)
+    return _has(n, raw, V_CAUSAL) or _has(n, raw, V_WEAK)
+
+
+_INSTRUCTION = re.compile(
+    r"^\W*(?:\d+[.)]\s*)?(?:set|lower|raise|reduce|increase|decrease|add|remove|drop|pad|resize|move|use|switch|"
+    r"enable|disable|replace|fix|clip|cut|halve|bump|pass|turn|upgrade|downgrade|pin|limit|shrink|wrap|put|change|"
+    r"restart|resume|relaunch|rerun|re-run|delete|filter|mask|cast|scale|freeze|unfreeze|shorten|lengthen|extend)\b")
+
+
+def _is_instruction(sentence):
+    """An instruction to change something ("Lower the LR by 10x."): a fix given without a hedge."""
+    return bool(_INSTRUCTION.match(sentence.lower()))
+
+
+_ALTERNATIVE = re.compile(r"^\W*(?:another|a (?:second|third|fourth)|alternatively|or else|a further|also possible|"
+                          r"the other|otherwise|或者|另一|もう一つ|또는|sinon|alternativ|otra|outra|un'altra)")
+
+# A general question: it asks how things work, not why this run failed ("why do people use loss scaling?", "in
+# general, is bf16 safer?").  Its answer explains, but states no cause of a failure of the user's.
+_GENERAL = re.compile(r"\b(?:in general|generally|people|usually|typically|normally|in theory|difference between|"
+                      r"how does|how do|what is a|what's a|what are|is it true|best practice|rule of thumb|everyone|everybody|"
+                      r"general question|conceptually|explain what|explain how|what does|what do)\b|"
+                      r"en général|générale|on dit|im allgemeinen|generell|allgemeine frage|man sagt|en general|se dice|"
+                      r"in generale|dicono|em geral|в целом|говорят|一般|大家|みんな|일반적")
+_MINE = re.compile(r"\b(?:my|mine|our|i|we|i'm|we're|i've|we've|me|us)\b|```|traceback|\bstep \d|"
+                   r"\b(?:this|the|that) (?:run|job|training|model|loss|log|crash|error)\b|"
+                   r"\bmein|\bunser|\bmon |\bma |\bmes |\bnotre|\bmi |\bmis |\bnuestro|\bmeu|\bminha|\bil mio|"
+                   r"\bla mia|мой|моя|мои|наш|我的|我们|私の|僕の|내 |제 |우리")
+
+
+def general_question(prompt):
+    """True for a question about how things work in general, with nothing of the user's own run in it."""
+    if not isinstance(prompt, str) or not prompt.strip():
+        return False
+    p = " ".join(prompt[:20000].lower().split())
+    return bool(_GENERAL.search(p)) and not _MINE.search(p)
+
+
+_CAUSE_QUESTION = ("why", "cause", "reason", "what happened", "what went wrong", "what's wrong", "whats wrong",
+                   "what is wrong", "explain", "root", "what killed", "what broke", "diagnos", "warum", "wieso",
+                   "weshalb", "ursache", "pourquoi", "cause", "por qué", "porque", "por que", "causa", "perché",
+                   "motivo", "почему", "причин", "为什么", "为何", "原因", "怎么回事", "なぜ", "どうして", "原因",
+                   "왜", "원인", "이유")
+
+
+def asks_about_failure(prompt):
+    """True when the user's prompt reports a failed run, asks why something failed, or runs a trainwreck command."""
+    if not isinstance(prompt, str) or not prompt.strip():
+        return False
+    p = " ".join(prompt[:20000].lower().split())
+    if "<command-name>/trainwreck:" in p or p.startswith("/trainwreck:"):
+        return True
+    if any(q in p for q in _CAUSE_QUESTION):
+        return True
+    try:
+        import prompt_router
+    except Exception:  # noqa: BLE001 - the router is optional here
+        return False
+    return prompt_router.is_failure_prompt(prompt)
 
 
 class _Walker:
@@ -212,7 +339,7 @@ class _Walker:
         return self.sentences
 
     def _table_row(self, row, next_row):
-        cells = [x.strip() for x in row.strip("|").split("|")]
+        cells = [x.strip() for x in _cells(row.strip().strip("|"))]
         if all(set(x) <= set("-: ") for x in cells):
             return                                    # |---|---|
         if next_row.startswith("|") and set(next_row) <= set("|-: "):

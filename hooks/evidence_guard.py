@@ -89,7 +89,7 @@ def _decide(payload):
     import claim_detector
     msg = payload.get("last_assistant_message")
     analysis = claim_detector.analyse(msg) if isinstance(msg, str) else None
-    if analysis is not None and not analysis.claims:
+    if analysis is not None and not analysis.claims and not analysis.answer:
         return None
     tpath = payload.get("transcript_path")
     if not isinstance(tpath, str) or not tpath or not os.path.isfile(tpath):
@@ -125,7 +125,7 @@ def _decide(payload):
     if analysis is None:                # no usable last_assistant_message: take the reply from the transcript
         msg = turn.last_text
         analysis = claim_detector.analyse(msg)
-        if not analysis.claims:
+        if not analysis.claims and not analysis.answer:
             return None
         pending.extend(_unique(analysis.quotes))
         if pending:
@@ -134,6 +134,10 @@ def _decide(payload):
             turn = read()
     if not analysis.domain and not claim_detector.analyse_domain(msg + "\n" + turn.prompt):
         return None                     # a claim, but not about a training failure
+    if claim_detector.general_question(turn.prompt):
+        return None                     # the answer to a general question: it explains, it diagnoses no run
+    if not analysis.claims and not analysis.quotes and not claim_detector.asks_about_failure(turn.prompt):
+        return None                     # an explaining reply, but not the answer to a failed run or a "why?"
     quotes = _unique(analysis.quotes)
     # what no view matched is checked once against everything (an ellipsis quote's parts may sit in two outputs)
     missing = [q.text for q in pending if not quote_match.found(q.text, q.kind, sources)]
@@ -146,7 +150,7 @@ def _decide(payload):
         return None
     if not _count_block(payload, turn.start_key):
         return None
-    claim = analysis.claim_texts[0] if getattr(analysis, "claim_texts", None) else analysis.claims[0]
+    claim = analysis.claim_texts[0] if analysis.claim_texts else (analysis.claims or [analysis.answer])[0]
     return _reason(claim, evidence, missing)
 
 

@@ -54,6 +54,12 @@ _INLINE = re.compile(r"(?<!`)(?=(`+))\1(.{1,2000}?)\1(?!`)")
 _DQUOTE = re.compile(r"\"([^\"\n]{3,300})\"|“([^”\n]{3,300})”|„([^“”\n]{3,300})[“”]|«\s?([^»\n]{3,300}?)\s?»|「([^」\n]{3,300})」|『([^』\n]{3,300})』")
 
 
+# A message line as loggers and exceptions print it: `UserWarning: ...`, `torch.OutOfMemoryError: ...`,
+# `NCCL WARN ...`, `ERROR: ...`, `Traceback (most recent call last):`.
+_MESSAGE = re.compile(r"^(?:[\w.]*(?:Error|Exception|Warning|Interrupt|Exit)\b|(?:NCCL\s+)?(?:WARN(?:ING)?|ERROR|FATAL|"
+                      r"CRITICAL)\b|Traceback\b|\[rank\d+\])")
+
+
 class Quote:
     __slots__ = ("text", "kind", "origin")
 
@@ -135,7 +141,7 @@ def _quote_kind(text, origin, context):
         return None if _has(n, ctx_raw, V_GENNUM) else "text"
     tn = norm_words(t)
     has_num = bool(_NUMBER.search(t))
-    strong = _has(tn, low, V_LOG_STRONG)
+    strong = _has(tn, low, V_LOG_STRONG) or bool(_MESSAGE.match(t) and " " in t)
     if " " not in t:
         if _FILE_LINE.search(t):
             return None                               # a place, not a quote: train.py:88

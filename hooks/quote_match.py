@@ -272,18 +272,31 @@ def found(quote_text, kind, sources):
 
 
 _LETTERS = re.compile(r"[a-z]{3,}")
+_SAFE_TOKEN = re.compile(r"^[\x21-\x7e]{3,}$")
 
 
 def anchor(quote_text):
-    """The lowercase ASCII words (runs of three or more letters) that every source matching the quote holds
-    verbatim, as a tuple of bytes: case, spacing, quote styles and numbers may differ between a quote and its
-    source, letters may not.  Taken from the quote's longest part when an ellipsis splits it.  None when the quote
-    has no such word (numbers only, a short `key=value`, a non-Latin script): then nothing can be skipped."""
+    """Lowercase byte strings that every source matching the quote holds verbatim, even in the transcript's raw
+    JSON: the quote's literal tokens (what lies between its numbers, split at whitespace: case, spacing and numbers
+    may differ between a quote and its source, these may not), from its longest part when an ellipsis splits it.
+    Tokens that JSON or the matcher could write otherwise (quote marks, backslashes, non-ASCII) are left out; with
+    none left, its runs of three or more letters.  None when it has neither (numbers only, a short `key=value`, a
+    non-Latin script): then nothing can be skipped."""
     q = _LINE_PREFIX.sub("", normalise(quote_text), count=1).strip("'„«»「」『』")
     kv = _KV_QUOTE.match(q)
     if kv:                            # `optimizer.lr=3e-3` is found as `lr: 3.0e-03`: only the last key part holds
         value = kv.group(2)
         q = kv.group(1).rsplit(".", 1)[-1] + " " + ("" if _NUM_FULL.fullmatch(value) else value)
+        words = _LETTERS.findall(q)
+        return tuple(sorted({w.encode() for w in words}, key=len, reverse=True)) if words else None
     parts = [p for p in _ELLIPSIS.split(q) if p.strip(" .")] or [q]
-    words = _LETTERS.findall(max(parts, key=len))
-    return tuple(sorted({w.encode() for w in words}, key=len, reverse=True)) if words else None
+    part = max(parts, key=len)
+    tokens = set()
+    for piece in _NUM_RE.split(part):
+        for tok in piece.split():
+            tok = tok.strip(".,;:'")
+            if _SAFE_TOKEN.match(tok) and not any(c in tok for c in "'\\\"`"):
+                tokens.add(tok.encode())
+    if not tokens:
+        tokens = {w.encode() for w in _LETTERS.findall(part)}
+    return tuple(sorted(tokens, key=len, reverse=True)[:4]) if tokens else None

@@ -32,9 +32,10 @@ _EMPTY_RESULTS = ("", "(no content)", "(no output)", "(bash completed with no ou
 
 
 def blocks_backward(f, size, cap, state=None):
-    """(data, lines) for each block read from the end of f towards its start: `data` is the block's bytes with
-    the carried start of the next line, `lines` its complete lines, newest first.  state["capped"] is set when
-    the cap (bytes, or a callable returning them) stopped the walk before the start of the file."""
+    """(data, cut) for each block read from the end of f towards its start: `data` is the block's bytes with
+    the carried start of the next line, data[cut + 1:] its complete lines (split them with block_lines only when
+    they are wanted).  state["capped"] is set when the cap (bytes, or a callable returning them) stopped the walk
+    before the start of the file."""
     pos, carry, total, block = size, b"", 0, 1 << 16
     limit = cap if callable(cap) else (lambda: cap)   # a callable cap may grow as the walk goes on
     while pos > 0:
@@ -48,18 +49,26 @@ def blocks_backward(f, size, cap, state=None):
         f.seek(pos)
         data = f.read(n) + carry
         total += n
-        parts = data.split(b"\n")
-        carry = parts[0]
-        yield data, [line for line in reversed(parts[1:]) if line.strip()]
+        cut = data.find(b"\n")
+        if cut < 0:
+            carry = data
+            continue
+        carry = data[:cut]
+        yield data, cut
         block = min(block * 2, 1 << 21)
     if carry.strip():
-        yield carry, [carry]
+        yield carry, -1
+
+
+def block_lines(data, cut):
+    """The complete lines of a block, newest first."""
+    return [line for line in reversed(data[cut + 1:].split(b"\n")) if line.strip()]
 
 
 def lines_backward(f, size, cap, state=None):
     """Complete lines from the end of f towards its start (see blocks_backward)."""
-    for _data, lines in blocks_backward(f, size, cap, state):
-        yield from lines
+    for data, cut in blocks_backward(f, size, cap, state):
+        yield from block_lines(data, cut)
 
 
 def _record(line):
@@ -84,14 +93,14 @@ def records_backward(path, cap, state=None, skip=None):
     with open(path, "rb") as f:
         f.seek(0, 2)
         size = f.tell()
-        for data, lines in blocks_backward(f, size, cap, state):
+        for data, cut in blocks_backward(f, size, cap, state):
             groups = skip(data) if skip is not None else None
             if groups is not None:
                 low = data.lower()
                 groups = [g for g in groups if all(k in low for k in g)]
                 if not groups:
                     continue
-            for line in lines:
+            for line in block_lines(data, cut):
                 if state is not None and state.pop("refilter", False) and skip is not None:
                     groups = skip(data)   # the caller's needs changed inside this block (the turn start)
                 if groups is not None and not _holds(line.lower(), groups):
@@ -173,7 +182,7 @@ def is_prompt(rec):
 
 _SAVED_TO = "Full output saved to: "
 #: Lines that must be parsed even when they hold no quote: they name outputs kept in other files.
-SIDE_KEYS = ((b'"agentid"',), (b"persistedoutputpath",), (_SAVED_TO.lower().encode(),))
+SIDE_KEYS = ((b'"agentid"',), (b"persistedoutputpath",))
 
 
 def _side_refs(rec, blocks):
@@ -298,10 +307,12 @@ def _open_inside(path, root):
 def read_side_files(tpath, turn, sources, want_more):
     """Add the outputs kept outside the transcript to `sources`, newest first, while want_more(): a sub-agent's
     tool outputs (its transcript <session>/subagents/agent-<id>.jsonl) and a persisted tool output (the file the
-    CLI saved a long output to).  Only files under the transcript's own folder are read, each up to
-    SIDE_FILE_CAP bytes."""
-    root = os.path.realpath(os.path.dirname(tpath))
-    session = os.path.join(root, os.path.basename(tpath)[:-6] if tpath.endswith(".jsonl") else "")
+    CLI saved a long output to).  Only files under the session's own folder (the transcript's path without
+    .jsonl) are read, each up to SIDE_FILE_CAP bytes."""
+    if not tpath.endswith(".jsonl"):
+        return
+    session = os.path.realpath(tpath[:-6])    # <project>/<session>/: subagents/, tool-results/
+    root = session
     seen = set()
     for kind, ref in turn.side:
         if not want_more() or len(seen) >= SIDE_FILES:

@@ -472,3 +472,75 @@ def test_reading_stops_at_the_turn_start_once_every_quote_is_found(data, monkeyp
     # earlier turns are parsed only where a record holds the unmatched quote's words ("step", "loss"): the
     # prompts ("show step 0") and the commands are skipped unparsed
     assert not any(b"show step" in line or b"sed -n" in line for line in read)
+
+
+# ---------------------------------------------------------------- outputs kept outside the transcript; follow-ups
+
+def _with_result(t, extra):
+    """Give the last tool result record of t extra toolUseResult fields (the CLI's Agent / persisted shapes)."""
+    rec = [r for r in t.records if r.get("type") == "user" and isinstance(r["message"]["content"], list)][-1]
+    old = rec.get("toolUseResult")
+    rec["toolUseResult"] = dict(old if isinstance(old, dict) else {}, **extra)
+
+
+def test_a_quote_from_the_sub_agents_own_tool_output_backs_the_parent(data):
+    t = Transcript(seed="agent")
+    t.prompt("/trainwreck:diagnose runs/exp1")
+    t.tool("Agent", {"subagent_type": "trainwreck:failure-diagnoser", "prompt": "Diagnose runs/exp1"},
+           [{"type": "text", "text": "First NaN at step 120."}])
+    _with_result(t, {"status": "completed", "agentId": "a1b2c3"})
+    msg = "The sub-agent found `step 120 loss=nan lr=3.0`, so the root cause is the learning rate."
+    t.say(msg)
+    path = t.write(str(data / "t.jsonl"))
+    assert "step 120 loss=nan lr=3.0" in (_decide(data, t, msg) or "")        # no sub-agent file: not found
+    side = data / "t" / "subagents"
+    side.mkdir(parents=True)
+    sub = Transcript(seed="sub")
+    sub.prompt("Diagnose runs/exp1")
+    sub.tool("Bash", {"command": "grep -n nan runs/exp1/train.log"}, "3:step 120 loss=nan lr=3.0")
+    sub.write(str(side / "agent-a1b2c3.jsonl"))
+    assert evidence_guard.decide(stop_payload("sess-agent", path, str(data), msg)) is None
+    sub2 = Transcript(seed="sub2")                                            # its input alone backs nothing
+    sub2.prompt("Diagnose runs/exp1")
+    sub2.tool("Bash", {"command": "grep -n 'step 120 loss=nan lr=3.0' runs/exp1/train.log"}, "(no output)")
+    sub2.write(str(side / "agent-a1b2c3.jsonl"))
+    assert evidence_guard.decide(stop_payload("sess-agent2", path, str(data), msg))
+
+
+def test_a_quote_past_the_preview_of_a_persisted_output_is_found_in_the_saved_file(data):
+    saved = data / "t" / "tool-results" / "b1.txt"
+    saved.parent.mkdir(parents=True)
+    saved.write_text("".join("step %d loss=2.%03d\n" % (i, i % 1000) for i in range(5000)) + "step 5000 loss=nan\n")
+    t = Transcript(seed="persisted")
+    t.prompt(PROMPT)
+    t.tool("Bash", {"command": "cat runs/exp1/train.log"},
+           "<persisted-output>\nOutput too large (90KB). Full output saved to: %s\n\nPreview (first 2KB):\nstep 0 "
+           "loss=2.000\n</persisted-output>" % saved)
+    _with_result(t, {"persistedOutputPath": str(saved)})
+    msg = "The log ends with `step 5000 loss=nan`, so the root cause is the learning rate."
+    t.say(msg)
+    assert _decide(data, t, msg) is None
+    outside = data / "elsewhere.txt"                                          # a path outside the session: not read
+    outside.write_text("step 5000 loss=nan\n")
+    t2 = Transcript(seed="persisted2")
+    t2.prompt(PROMPT)
+    t2.tool("Bash", {"command": "cat x"}, "<persisted-output>\nFull output saved to: %s\n</persisted-output>" % outside)
+    _with_result(t2, {"persistedOutputPath": str(outside)})
+    t2.say(msg)
+    assert _decide(data, t2, msg, sid="p2")
+
+
+def test_a_follow_up_without_a_tool_must_quote_earlier_tool_output(data):
+    t = _smoke()
+    t.say("The smoke run printed `step 48 loss=nan grad_norm=inf`.")
+    t.end_turn()
+    t.prompt("ok, so what is the root cause?")
+    quoted = "The root cause is the lr: the smoke run printed `step 48 loss=nan grad_norm=inf`."
+    t.say(quoted)
+    assert _decide(data, t, quoted) is None                                   # quotes what a tool printed earlier
+    bare = "The root cause is the lr, far too high for this model."
+    t.say(bare)
+    assert "quotes no output an earlier tool printed" in (_decide(data, t, bare, sid="f2") or "")
+    wrong = quoted.replace("step 48", "step 49")
+    t.say(wrong)
+    assert "step 49 loss=nan grad_norm=inf" in (_decide(data, t, wrong, sid="f3") or "")

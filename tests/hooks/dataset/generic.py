@@ -174,7 +174,7 @@ def build(add, scenarios, Transcript, run_probes):
           "`loss.backward()`, and the config has `batch_size: 64`. The OOM is caused by the batch size: halve it "
           "and use gradient accumulation.")
     t.say(m4)
-    add("turn-structure", "allow", "quotes the log the user pasted plus a probe's output", t, m4)
+    add("turn-structure", "block", "quotes the log the user pasted (not tool output) plus a probe's output", t, m4)
 
     t = Transcript(seed="ellipsis")
     t.prompt(oom["prompt"])
