@@ -32,8 +32,10 @@ from claim_vocab import (
     in_domain,
     norm_words,
 )
-from quote_extract import _fence_quotes, _inline_quotes, _table_quotes, mask_with_map
+from quote_extract import Quote, _fence_quotes, _inline_quotes, _table_quotes, mask_with_map
 
+# A reading written in prose: a number with two or more decimals (0.3817, 2.3026, ~0.348), not a version (1.13.1).
+_READING = re.compile(r"(?<![\w.~≈])(~|≈)?\s?(\d+\.\d{2,})(?![\w]|\.\d)")
 _SENT_SPLIT = re.compile(r"(?<=[.!?;])\s+(?=\S)|(?<=[。！？；])")
 
 
@@ -128,6 +130,7 @@ class Analysis:
         self.claim_texts = []        # the same sentences as written, quotes and all (for the block reason)
         self.answer = None           # an unhedged reply that explains without a causal phrase: its first sentence
         self.hedged = False          # some sentence of the reply is hedged
+        self.readings = []           # precise numbers in the prose (0.3817): a follow-up's citations of earlier output
         self.quotes = []
         self.domain = False
 
@@ -181,6 +184,11 @@ def analyse(message, max_chars=200000):
     uncertain = _has(norm_words(message), low_all, V_UNCERTAIN)
     explains = fixes = False
     fix_section = any(sec == "fix" or lab == "fix" for _s, sec, lab, _f, _o in sentences)
+    for s, sec, lab, _f, _o in sentences:            # precise readings in the prose (quotes are masked out)
+        if sec != "fix" and lab != "fix":
+            for m in _READING.finditer(s):
+                approx = bool(m.group(1))
+                a.readings.append(Quote(m.group(2), "approx" if approx else "number", "prose"))
     first = None
     for idx, (s, sec, lab, first_under_claim, orig) in enumerate(sentences):
         causal, hedged, other = _sentence_state(s)
@@ -215,10 +223,11 @@ def analyse(message, max_chars=200000):
 _EXPLAIN = re.compile(
     r"\b(?:so|since|thus|hence|therefore|because|cause[sd]?|causing|due|i\.e|meaning|means|leads?|led|makes?|made|"
     r"triggers?|triggered|results?|resulted|explains?|reason|why|stems?|comes from|came from)\b|"
-    r"\b(?:that's|thats|that is|it's|its|this is|it is) (?:the|your|a|an)\b|→|->|=>|"
+    r"\b(?:that's|thats|that is|that was|it's|its|this is|this was|it is|it was|that one is|this one is|"
+    r"that one was|this one was) (?:the|your|a|an|just)\b|→|->|=>|"
     r"\btoo (?:high|low|large|small|big|long|short|aggressive|many|few|much|little)\b|misconfigur|mismatch|"
-    r"\b(?:wrong|broken|corrupt\w*|overflows?|overflowed|exceeds?|exceeded|blows? up|blew up|explod\w*|starv\w*|"
-    r"leak\w*|drops?|dropped|kills?|killed by|twice|double[sd]?|off by)\b")
+    r"\b(?:wrong|broken|corrupt\w*|overflows?|overflowed|blows? up|blew up|explod\w*|starv\w*|leak\w*|twice|"
+    r"off by)\b")
 _EXPLAIN_CJK = ("原因", "因为", "所以", "导致", "由于", "ため", "から", "せい", "原因", "때문", "그래서", "그렇습니다",
                 "원인", "причин", "потому", "поэтому", "из-за", "motivo", "razón", "raison", "grund", "deshalb",
                 "darum", "daher", "foi isso", "por isso", "por eso", "c'est pour", "è per", "perciò", "quindi",
@@ -236,13 +245,13 @@ def _explains(sentence):
 
 
 _INSTRUCTION = re.compile(
-    r"^\W*(?:\d+[.)]\s*)?(?:set|lower|raise|reduce|increase|decrease|add|remove|drop|pad|resize|move|use|switch|"
-    r"enable|disable|replace|fix|clip|cut|halve|bump|pass|turn|upgrade|downgrade|pin|limit|shrink|wrap|put|change|"
-    r"restart|resume|relaunch|rerun|re-run|delete|filter|mask|cast|scale|freeze|unfreeze|shorten|lengthen|extend)\b")
+    r"^\W*(?:\d+[.)]\s*)?(?:set|lower|raise|reduce|increase|decrease|add|remove|drop|pad|resize|switch|enable|"
+    r"disable|replace|fix|clip|halve|bump|upgrade|downgrade|pin|limit|shrink|change|freeze|unfreeze|shorten)\b")
 
 
 def _is_instruction(sentence):
-    """An instruction to change something ("Lower the LR by 10x."): a fix given without a hedge."""
+    """An instruction to change a setting ("Lower the LR by 10x."): a fix given without a hedge says what the cause
+    was.  Next steps that do not ("Restart from the last checkpoint", "Check the loader") are not instructions."""
     return bool(_INSTRUCTION.match(sentence.lower()))
 
 
@@ -253,7 +262,7 @@ _ALTERNATIVE = re.compile(r"^\W*(?:another|a (?:second|third|fourth)|alternative
 # general, is bf16 safer?").  Its answer explains, but states no cause of a failure of the user's.
 _GENERAL = re.compile(r"\b(?:in general|generally|people|usually|typically|normally|in theory|difference between|"
                       r"how does|how do|what is a|what's a|what are|is it true|best practice|rule of thumb|everyone|everybody|"
-                      r"general question|conceptually|explain what|explain how|what does|what do)\b|"
+                      r"general question|conceptually|explain what|explain how|what does|what do|what's|what is)\b|"
                       r"en général|générale|on dit|im allgemeinen|generell|allgemeine frage|man sagt|en general|se dice|"
                       r"in generale|dicono|em geral|в целом|говорят|一般|大家|みんな|일반적")
 _MINE = re.compile(r"\b(?:my|mine|our|i|we|i'm|we're|i've|we've|me|us)\b|```|traceback|\bstep \d|"
@@ -262,12 +271,23 @@ _MINE = re.compile(r"\b(?:my|mine|our|i|we|i'm|we're|i've|we've|me|us)\b|```|tra
                    r"\bla mia|мой|моя|мои|наш|我的|我们|私の|僕の|내 |제 |우리")
 
 
+# ... and a question about a failure that happened is not general ("what's the root cause?", "what went wrong?")
+_FAILED = re.compile(r"\b(?:cause|root|reason|wrong|happened|fail\w*|crash\w*|died|dies|broke|killed|hung|stuck|"
+                     r"diverged|nan|oom|error)\b")
+
+
 def general_question(prompt):
     """True for a question about how things work in general, with nothing of the user's own run in it."""
     if not isinstance(prompt, str) or not prompt.strip():
         return False
     p = " ".join(prompt[:20000].lower().split())
-    return bool(_GENERAL.search(p)) and not _MINE.search(p)
+    if not _GENERAL.search(p) or _MINE.search(p) or _FAILED.search(p):
+        return False
+    try:
+        import prompt_router
+    except Exception:  # noqa: BLE001 - the router is optional here
+        return True
+    return not prompt_router.is_failure_prompt(prompt)
 
 
 _CAUSE_QUESTION = ("why", "cause", "reason", "what happened", "what went wrong", "what's wrong", "whats wrong",
@@ -311,8 +331,19 @@ class _Walker:
 
     def walk(self, lines):
         fence = None                 # (lang, lead-in, lines) while inside a fenced block
+        indented = False             # inside an indented code block (4 spaces after a blank line, not in a list)
+        in_list = False              # the last unindented line was a list item
         for li, line in enumerate(lines):
             stripped = line.strip()
+            if fence is None and stripped and line.startswith(("    ", "\t")) and not in_list and (
+                    indented or li == 0 or not lines[li - 1].strip()):
+                indented = True      # Markdown's indented code block: quoted text, like a fenced block
+                _fence_quotes(self.a, "", self._lead_in(), [stripped], None)
+                continue
+            if stripped:
+                indented = False
+                if fence is None and not line.startswith((" ", "\t")):
+                    in_list = bool(_BULLET.match(stripped))
             if stripped.startswith(("```", "~~~")):
                 if fence is None:
                     fence = (stripped.strip("`~ ").lower(), self._lead_in(), [])

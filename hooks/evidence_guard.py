@@ -26,6 +26,7 @@ import guard_state
 MAX_STDIN = 8 << 20
 TRANSCRIPT_CAP = 8 << 20     # read to find the turn's start, every record parsed
 EARLIER_CAP = 32 << 20       # read in all; earlier turns only where an unmatched quote's words are
+READINGS_CAP = 4 << 20       # read in all when only prose readings (0.3817) are looked for
 MAX_BLOCKS_PER_TURN = 1
 MAX_QUOTES = 300
 
@@ -97,7 +98,7 @@ def _decide(payload):
     import quote_match
     import transcript_tail
     sources = quote_match.Sources()
-    pending = _unique(analysis.quotes) if analysis is not None else []
+    pending = _unique(analysis.quotes or analysis.readings) if analysis is not None else []
     checked = [0]
 
     def want_earlier():                 # keep reading earlier turns while a quote is unmatched
@@ -114,7 +115,9 @@ def _decide(payload):
         return None if any(g is None for g in groups) else groups
 
     def read():
-        t = transcript_tail.scan(tpath, sources, TRANSCRIPT_CAP, want_earlier, anchors, EARLIER_CAP)
+        # prose readings (no quote) have no words to skip by: they are looked for in the last 4 MB only
+        cap = EARLIER_CAP if analysis is None or analysis.quotes else READINGS_CAP
+        t = transcript_tail.scan(tpath, sources, TRANSCRIPT_CAP, want_earlier, anchors, cap)
         if want_earlier() and t.side:   # a sub-agent's tool outputs, a long output the CLI saved to a file
             transcript_tail.read_side_files(tpath, t, sources, want_earlier)
         return t
@@ -127,7 +130,7 @@ def _decide(payload):
         analysis = claim_detector.analyse(msg)
         if not analysis.claims and not analysis.answer:
             return None
-        pending.extend(_unique(analysis.quotes))
+        pending.extend(_unique(analysis.quotes or analysis.readings))
         if pending:
             sources = quote_match.Sources()
             checked[0] = 0
@@ -136,11 +139,18 @@ def _decide(payload):
         return None                     # a claim, but not about a training failure
     if claim_detector.general_question(turn.prompt):
         return None                     # the answer to a general question: it explains, it diagnoses no run
-    if not analysis.claims and not analysis.quotes and not claim_detector.asks_about_failure(turn.prompt):
+    if not analysis.claims and not analysis.quotes and not analysis.domain and \
+            not claim_detector.asks_about_failure(turn.prompt):
         return None                     # an explaining reply, but not the answer to a failed run or a "why?"
     quotes = _unique(analysis.quotes)
     # what no view matched is checked once against everything (an ellipsis quote's parts may sit in two outputs)
     missing = [q.text for q in pending if not quote_match.found(q.text, q.kind, sources)]
+    if not quotes:
+        # no quote: its precise prose readings (0.3817) can still show a follow-up rests on earlier output (two at
+        # least, every one found); they never make a reply fabricated
+        readings = _unique(analysis.readings)
+        quotes = readings if len(readings) >= 2 and not missing else []
+        missing = []
     if missing and turn.capped:
         return None                     # the quote may sit before the read cap: it cannot be called fabricated
     evidence = transcript_tail.evidence_results(turn)

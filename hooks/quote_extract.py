@@ -32,7 +32,7 @@ _KV = re.compile(r"^[A-Za-z_][\w./\-\[\]]*\s*[=:]\s*[-+]?(?:[\d.]+(?:[eE][-+]?\d
 _CALL = re.compile(r"[\w\]]\(")
 
 
-_KV_NUM = re.compile(r"\w=[-+]?\d")
+_KV_NUM = re.compile(r"[\w)\]]\s*=\s*[-+]?\d")
 
 
 _EXPR = re.compile(r"^[\w\s().*/+\-^=<>%,\[\]×÷≈~]+$")
@@ -58,6 +58,10 @@ _DQUOTE = re.compile(r"\"([^\"\n]{3,300})\"|“([^”\n]{3,300})”|„([^“”
 # `NCCL WARN ...`, `ERROR: ...`, `Traceback (most recent call last):`.
 _MESSAGE = re.compile(r"^(?:[\w.]*(?:Error|Exception|Warning|Interrupt|Exit)\b|(?:NCCL\s+)?(?:WARN(?:ING)?|ERROR|FATAL|"
                       r"CRITICAL)\b|Traceback\b|\[rank\d+\])")
+
+
+_INTERVAL = re.compile(r"^[\[(][^\[\]()]{1,60},[^\[\]()]{1,60}[\])]$")
+_ASSIGNED_CALL = re.compile(r"^[\w.]+\([^()]{0,60}\)\s*=\s*\S{1,20}$")
 
 
 class Quote:
@@ -133,8 +137,12 @@ def _quote_kind(text, origin, context):
     low = t.lower()
     if origin == "fence" and t.startswith(("$ ", "> ", ">>> ", "+", "- ", "# ")):
         return None
-    if t.startswith(SHELL_STARTS) or t.startswith(("~", "≈", "about ", "approx")):
-        return None                                   # a command, or an approximate figure
+    if t.startswith(("~", "≈")) and _NUMBER.fullmatch(t[1:].strip().rstrip("%")):
+        return "approx"                               # `~0.348`: a reading, rounded (checked with 5 % slack)
+    if t.startswith(SHELL_STARTS) or t.startswith(("~", "≈", "about ", "approx", "--")):
+        return None                                   # a command or a flag, or an approximate figure
+    if _INTERVAL.match(t) or _ASSIGNED_CALL.match(t):
+        return None                                   # notation: `[0, n_classes)`, `log(0) = -inf`
     if _NUMBER.fullmatch(t.rstrip("%")):
         return None if _has(n, ctx_raw, V_GENNUM) else "number"
     if _NUM_UNIT.match(t):                            # `30 GB`, `600 ms`: a figure with a unit
@@ -195,6 +203,9 @@ def _sentence_before(line, pos):
     head = line[max(0, pos - 120):pos]
     cut = max(head.rfind(". "), head.rfind("; "), head.rfind("。"), head.rfind("! "), head.rfind("? "))
     head = head[cut + 1:] if cut >= 0 else head
+    tick = head.rfind("`")
+    if tick >= 0 and len(head[tick + 1:].split()) >= 3:
+        head = head[tick + 1:]      # "… `x`, and the same second `y`": y's own words, not x's ("set `a` to `b`" keeps set)
     colon = max(head.rfind(": "), head.rfind("："), head.rfind(" — "), head.rfind(" - "))
     if colon >= 0:
         label = head[:colon]

@@ -219,6 +219,25 @@ def _number_found(q, sources):
     return False
 
 
+def _approx_found(q, sources):
+    """`~0.348` for 0.3481726: a number within 5 % of the quoted one (or its rounding) in some source."""
+    a = _num(q)
+    if a is None:
+        return False
+    slack = max(abs(a) * 0.05, _tolerance(q.replace(",", "").rstrip("%")))
+    for text in sources.texts:
+        for k, m in enumerate(_PLAIN_NUM.finditer(text)):     # "12,0.348": two numbers in a CSV row, not one
+            if not k & 4095:
+                check()
+            b = _num(m.group(0))
+            if b is not None and abs(a - b) <= slack:
+                return True
+    return False
+
+
+_PLAIN_NUM = re.compile(r"(?<![\w.])[-+]?(?:\d+(?:\.\d+)?|\.\d+)(?:e[-+]?\d+)?(?![\w])")
+
+
 _KV_QUOTE = re.compile(r"^['\"]?([\w./\-\[\]]+?)['\"]?\s*[=:]\s*['\"]?([^\s'\",;}]+)['\"]?[,;]?$")
 
 
@@ -250,6 +269,8 @@ def found(quote_text, kind, sources):
     q = normalise(quote_text).strip("'„«»「」『』")
     if kind == "number":
         return _number_found(q, sources)
+    if kind == "approx":
+        return _approx_found(q.lstrip("~≈ "), sources)
     variants = [q]
     for v in (q.rstrip(".,;:"), _LINE_PREFIX.sub("", q, count=1)):
         if v and v not in variants:

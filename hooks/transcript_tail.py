@@ -49,13 +49,13 @@ def blocks_backward(f, size, cap, state=None):
         f.seek(pos)
         data = f.read(n) + carry
         total += n
+        block = min(block * 2, 1 << 21)
         cut = data.find(b"\n")
-        if cut < 0:
+        if cut < 0:                   # no line ends in this block: it is all the start of a longer line
             carry = data
             continue
         carry = data[:cut]
         yield data, cut
-        block = min(block * 2, 1 << 21)
     if carry.strip():
         yield carry, -1
 
@@ -145,11 +145,19 @@ def _extra_texts(rec):
     return out
 
 
+# A probe that could not run shows nothing: the shell's own complaint about the command or its file.
+_PROBE_FAILED = re.compile(r"^(?:exit code \d+\s*)?(?:[^\n:]{0,200}: )?(?:[^\n:]{0,200}: )?(?:no such file or directory|"
+                           r"command not found|permission denied|is a directory|not a directory|no such process)"
+                           r"\s*$", re.I)
+
+
 def _has_output(text):
     t = text.strip()
     if t.lower() in _EMPTY_RESULTS or t.startswith("<tool_use_error>"):
         return False
     if t.startswith("Exit code") and "\n" not in t:
+        return False
+    if len(t) < 600 and _PROBE_FAILED.match(t):
         return False
     return True
 

@@ -102,7 +102,7 @@ def test_every_quote_comes_from_the_message(msg):
     src.add(msg)
     assert isinstance(a.domain, bool)
     for q in a.quotes:
-        assert q.kind in ("number", "text") and q.origin in ("inline", "dquote", "fence")
+        assert q.kind in ("number", "text", "approx") and q.origin in ("inline", "dquote", "fence")
         if q.origin == "dquote" and "`" in msg:
             continue  # known bug, xfail in test_guard_contract.py: inline code inside "…" is masked first
         assert quote_match.found(q.text, q.kind, src), q

@@ -1,0 +1,110 @@
+"""The claim model of issue 11, rule by rule, in-process: an explaining answer is a claim in any phrasing; a
+report of what happened, a hedged reply, an answer to a general question are not; the quotes it checks (indented
+code, message lines, table cells holding pipes, approximate readings) and those it does not (notation, flags)."""
+import claim_detector
+import evidence_guard
+import pytest
+import transcript_tail
+from transcripts import Transcript, stop_payload
+
+PROMPT = "why did my run die? it's in runs/exp1"
+
+
+@pytest.fixture
+def data(tmp_path, monkeypatch):
+    monkeypatch.setenv("CLAUDE_PLUGIN_DATA", str(tmp_path / "data"))
+    return tmp_path
+
+
+def _no_tool(data, msg, prompt=PROMPT, sid="s"):
+    t = Transcript(seed="m-" + sid)
+    t.prompt(prompt)
+    t.say(msg)
+    return evidence_guard.decide(stop_payload(sid, t.write(str(data / (sid + ".jsonl"))), str(data), msg))
+
+
+@pytest.mark.parametrize("msg", [
+    "It's the NFS mount. The checkpoint write stalled and rank 0 blocks forever. Move checkpoints to local NVMe.",
+    "yeah thats the grad accumulation thing — you divide the loss by 8 twice, so the effective lr is 8x smaller.",
+    "Your beta is too low: with β=0.01 the policy drifts away from the reference model. Set β to 0.1.",
+    "That one was a hardware fault: the GPU behind rank 12 hit an uncorrectable ECC error.",
+    "The stalls are torch.compile recompiling for every new sequence length. Pad to a few fixed buckets.",
+    "O motivo é simples: o warmup é curto demais para batch 1024 e os gradientes explodem.",
+])
+def test_an_unhedged_explaining_answer_with_no_tool_is_blocked(data, msg):
+    reason = _no_tool(data, msg, sid="x%d" % (hash(msg) % 1000))
+    assert reason and msg.split(".")[0].split(":")[0] in reason        # the claim, as written
+
+
+@pytest.mark.parametrize("msg,prompt", [
+    ("The run went NaN at step 400; the loss was 2.31 at step 390.", PROMPT),                       # what happened
+    ("It might be the warmup: with no warmup the first updates are large. Check the lr schedule.", PROMPT),
+    ("One possibility is the LR schedule restarted. Another is that the optimizer state wasn't loaded, so "
+     "Adam's moments start from zero.", PROMPT),                                                    # alternatives
+    ("fp16 has 5 exponent bits, so its max is 65504; that's why AMP scales the loss.",
+     "why do people use loss scaling with fp16 but not with bf16?"),                                # general
+    ("It died at step 1200. Restart from the last checkpoint and keep an eye on it.", PROMPT),      # no setting
+])
+def test_reports_hedges_alternatives_and_general_answers_pass(data, msg, prompt):
+    assert _no_tool(data, msg, prompt, sid="y%d" % (hash(msg) % 1000)) is None
+
+
+def test_a_general_question_about_a_failure_of_the_users_is_not_general():
+    assert claim_detector.general_question("in general, is bf16 safer than fp16?")
+    assert not claim_detector.general_question("in general, why did my run go NaN?")
+    assert not claim_detector.general_question("what's the root cause?")
+    assert not claim_detector.general_question("deepspeed says Current loss scale already at minimum. what's up")
+
+
+def test_an_indented_code_block_is_quoted_evidence_but_a_list_continuation_is_not():
+    a = claim_detector.analyse("It's the network. Right before the watchdog there's\n\n"
+                               "    NCCL WARN NET/IB : Got completion with error 12, opcode 0\n\n"
+                               "which is an InfiniBand error.")
+    assert [q.text for q in a.quotes] == ["NCCL WARN NET/IB : Got completion with error 12, opcode 0"]
+    b = claim_detector.analyse("- the run\n\n    step 12 loss=nan continues the item\n")
+    assert b.quotes == []
+
+
+def test_message_lines_table_cells_and_readings_are_quotes_notation_and_flags_are_not():
+    a = claim_detector.analyse("The Trainer warned `UserWarning: Detected call of lr_scheduler.step() before "
+                               "optimizer.step()`, so the schedule is shifted.")
+    assert [q.kind for q in a.quotes] == ["text"]
+    t = claim_detector.analyse("| step | log |\n|---|---|\n| 2100 | `step 2100 | loss 3.04 | grad_norm 18432.0` |\n")
+    assert [q.text for q in t.quotes] == ["step 2100 | loss 3.04 | grad_norm 18432.0"]
+    n = claim_detector.analyse("The target is outside `[0, n_classes)` and `log(0) = -inf`; common fixes: "
+                               "`--clip-norm 0.1`. It crashed because of it.")
+    assert n.quotes == []
+    r = claim_detector.analyse("It's overfitting: val_loss bottoms out at ~0.348, then climbs to 0.3817.")
+    assert [(q.text, q.kind) for q in r.readings] == [("0.348", "approx"), ("0.3817", "number")]
+
+
+def test_a_follow_up_citing_earlier_readings_in_prose_is_backed(data):
+    t = Transcript(seed="readings")
+    t.prompt(PROMPT)
+    t.tool("Bash", {"command": "tail -n 3 runs/exp1/metrics.csv"},
+           "epoch,val_loss\n12,0.3481726\n13,0.3817\n14,0.4295")
+    t.say("Here are the last epochs.")
+    t.end_turn()
+    t.prompt("so why is val f1 tanking?")
+    msg = ("It's overfitting: val_loss bottoms out at ~0.348 in epoch 12, then climbs to 0.3817 and 0.4295, so the "
+           "model is memorising the training set.")
+    t.say(msg)
+    path = t.write(str(data / "r.jsonl"))
+    assert evidence_guard.decide(stop_payload("r", path, str(data), msg)) is None
+    wrong = msg.replace("0.3817", "0.3917")
+    t.say(wrong)
+    t.write(path)
+    assert evidence_guard.decide(stop_payload("r2", path, str(data), wrong))          # one reading never printed
+
+
+def test_a_probe_that_could_not_run_backs_nothing(data):
+    t = Transcript(seed="probe")
+    t.prompt(PROMPT)
+    t.tool("Bash", {"command": "cat runs/exp1/train.log"}, "Exit code 1\ncat: runs/exp1/train.log: No such file or "
+           "directory", is_error=True)
+    msg = "It's the learning rate: 3.0 is far too high for this model. Set it to 3e-4."
+    t.say(msg)
+    path = t.write(str(data / "p.jsonl"))
+    assert evidence_guard.decide(stop_payload("p", path, str(data), msg))
+    assert not transcript_tail._has_output("Exit code 1\ncat: x: No such file or directory")
+    assert transcript_tail._has_output("Exit code 1\nTraceback (most recent call last):\n  File \"train.py\"")
