@@ -239,7 +239,7 @@ def test_elastic_error_keeps_the_last_400_message_lines_redacted(tb_lines, neste
     msg = {"message": "RuntimeError: x", "extraInfo": {"py_callstack": body}} if nested else body
     with tempfile.TemporaryDirectory() as tmp:
         b = _read_one(elastic_error, "error.json", json.dumps({"message": msg}).encode(), tmp)
-    shown = body if body or not nested else "RuntimeError: x"  # the traceback when there is one, else the message
+    shown = body if body.strip() or not nested else "RuntimeError: x"  # the traceback when there is one, else the message
     want = [redact(t) for t in shown.splitlines()[-400:]] if shown.strip() else []
     assert [ln.text for ln in b.extra_lines] == want
     assert all(ln.path == "error.json" and ln.line is None for ln in b.extra_lines)
