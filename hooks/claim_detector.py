@@ -297,6 +297,15 @@ _CAUSE_QUESTION = ("why", "cause", "reason", "what happened", "what went wrong",
                    "왜", "원인", "이유")
 
 
+_PASTED_FRAME = re.compile(r'file "[^"\n]*(?:torch|transformers|lightning|deepspeed|accelerate|jax|keras|tensorflow|'
+                           r'megatron|fairseq|ultralytics|peft|trl)[^"\n]*", line \d+')
+
+
+def failure_prompt(prompt):
+    """True when the prompt holds a pasted traceback through an ML framework's files."""
+    return isinstance(prompt, str) and bool(_PASTED_FRAME.search(prompt[:20000].lower()))
+
+
 def asks_about_failure(prompt):
     """True when the user's prompt reports a failed run, asks why something failed, or runs a trainwreck command."""
     if not isinstance(prompt, str) or not prompt.strip():

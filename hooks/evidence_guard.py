@@ -135,7 +135,8 @@ def _decide(payload):
             sources = quote_match.Sources()
             checked[0] = 0
             turn = read()
-    if not analysis.domain and not claim_detector.analyse_domain(msg + "\n" + turn.prompt):
+    if not analysis.domain and not claim_detector.analyse_domain(msg + "\n" + turn.prompt) and \
+            not claim_detector.failure_prompt(turn.prompt):
         return None                     # a claim, but not about a training failure
     if claim_detector.general_question(turn.prompt):
         return None                     # the answer to a general question: it explains, it diagnoses no run

@@ -26,7 +26,7 @@ from claim_vocab import (
 _NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d[\d,]*(?:\.\d+)?|\.\d+)(?:[eE][-+]?\d+)?(?![\w])")
 
 
-_KV = re.compile(r"^[A-Za-z_][\w./\-\[\]]*\s*[=:]\s*[-+]?(?:[\d.]+(?:[eE][-+]?\d+)?%?|nan|inf|-inf|true|false|null|none)[,;]?$", re.I)
+_KV = re.compile(r"^[A-Za-z_][\w./\-\[\]()]*\s*[=:]\s*[-+]?(?:[\d.]+(?:[eE][-+]?\d+)?%?|nan|inf|-inf|true|false|null|none)[,;]?$", re.I)
 
 
 _CALL = re.compile(r"[\w\]]\(")
@@ -61,7 +61,14 @@ _MESSAGE = re.compile(r"^(?:[\w.]*(?:Error|Exception|Warning|Interrupt|Exit)\b|(
 
 
 _INTERVAL = re.compile(r"^[\[(][^\[\]()]{1,60},[^\[\]()]{1,60}[\])]$")
-_ASSIGNED_CALL = re.compile(r"^[\w.]+\([^()]{0,60}\)\s*=\s*\S{1,20}$")
+_ASSIGNED_CALL = re.compile(r"^[\w.]+\((?:[-+\d.e]{1,12}|[a-z])\)\s*=\s*\S{1,20}$")   # log(0) = -inf, not len(tok)=3
+
+
+_SEEN = re.compile(r"\b(?:shows|showed|says|said|printed|prints|reads|reported|contains|logged|got)\b")
+_ERROR_CODE = re.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*_(?:STATUS|ERROR|FAILED|FAILURE|EXHAUSTED|TIMEOUT|INVALID|"
+                         r"ILLEGAL|FAULT|UNAVAILABLE|ABORTED)(?:_[A-Z0-9]+)*$|^[A-Z]+_(?:STATUS|ERROR)_[A-Z0-9_]+$")
+_FRAME_CUE = re.compile(r"\b(?:traceback|stack|frame|frames|raised in|thrown in|crashed in|bottoms out)\b")
+_FRAME_NAME = re.compile(r"^[A-Za-z_][\w.]{7,}(?:\(\))?$")
 
 
 class Quote:
@@ -129,7 +136,8 @@ def _quote_kind(text, origin, context):
         return None
     n = norm_words(context)
     ctx_raw = context.lower()
-    if _has(n, ctx_raw, V_PROPOSAL):
+    cue = _SEEN.search(" ".join(ctx_raw.split()[-3:]))
+    if _has(n, ctx_raw, V_PROPOSAL) and not cue:      # "the resume log shows `x`": shown, whatever word came before
         return None
     tail = " " + " ".join(n.split()[-3:]) + " "
     if _has(tail, ctx_raw[-12:], V_NEGATION):
@@ -153,8 +161,10 @@ def _quote_kind(text, origin, context):
     if " " not in t:
         if _FILE_LINE.search(t):
             return None                               # a place, not a quote: train.py:88
-        if _KV.match(t):
-            return "text"
+        if _KV.match(t) or _ERROR_CODE.match(t):
+            return "text"                             # a reading, or a status code: CUBLAS_STATUS_EXECUTION_FAILED
+        if _FRAME_CUE.search(context.lower()) and _FRAME_NAME.match(t):
+            return "text"                             # "the traceback bottoms out in `flash_attn_varlen_func`"
         return None
     if origin == "dquote":
         return "text" if (strong or has_num or _KV.match(t)) and len(tn.split()) >= 2 else None

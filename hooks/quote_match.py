@@ -86,10 +86,31 @@ def _num_close(quoted, seen):
     return abs(a - b) <= _tolerance(quoted)
 
 
+def _find(text, part, pos=0):
+    """text.find(part, pos), where a digit at either end of part is a whole number's end in text: `warmup_steps:
+    20000` is not in `warmup_steps: 200000`, `3.12 GiB` is not in `13.12 GiB`."""
+    head, tail = part[:1].isdigit(), part[-1:].isdigit()
+    i = text.find(part, pos)
+    if not (head or tail):
+        return i
+    while i >= 0:
+        before = text[i - 1] if i else ""
+        after = text[i + len(part): i + len(part) + 2]
+        if not (head and (before.isdigit() or before == ".")) and \
+                not (tail and after[:1].isdigit() or tail and after[:1] == "." and after[1:2].isdigit()):
+            return i
+        i = text.find(part, i + 1)
+    return -1
+
+
+def _contains(text, part):
+    return _find(text, part) >= 0
+
+
 def _in_order(parts, text):
     pos = 0
     for p in parts:
-        i = text.find(p, pos)
+        i = _find(text, p, pos)
         if i < 0:
             return False
         pos = i + len(p)
@@ -281,13 +302,13 @@ def found(quote_text, kind, sources):
         if not parts:
             return True
         if len(parts) == 1:
-            if parts[0] in joined:
+            if _contains(joined, parts[0]):
                 return True
         elif any(_in_order(parts, t) for t in sources.texts):
             return True
     for v in variants[1:] + variants[:1]:
         parts = [p for p in _ELLIPSIS.split(v) if p.strip(" .")]
-        if parts and all(p in joined or _fuzzy_found(p, sources) for p in parts):
+        if parts and all(_contains(joined, p) or _fuzzy_found(p, sources) for p in parts):
             return True
     return any(_kv_found(v, sources) for v in variants)
 

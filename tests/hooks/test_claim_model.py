@@ -108,3 +108,28 @@ def test_a_probe_that_could_not_run_backs_nothing(data):
     assert evidence_guard.decide(stop_payload("p", path, str(data), msg))
     assert not transcript_tail._has_output("Exit code 1\ncat: x: No such file or directory")
     assert transcript_tail._has_output("Exit code 1\nTraceback (most recent call last):\n  File \"train.py\"")
+
+
+def test_a_number_at_a_quotes_end_is_a_whole_number_of_the_source():
+    import quote_match
+    src = quote_match.Sources()
+    src.add("warmup_steps: 200000\nmax_steps: 50000\nTried to allocate 13.12 GiB")
+    assert not quote_match.found("warmup_steps: 20000", "text", src)          # a digit dropped: another reading
+    assert quote_match.found("warmup_steps: 200000", "text", src)
+    assert not quote_match.found("3.12 GiB", "text", src)
+    assert quote_match.found("max_steps: 50000", "text", src)
+
+
+def test_status_codes_frames_and_shown_readings_are_quotes():
+    a = claim_detector.analyse("It's a cuBLAS failure: `CUBLAS_STATUS_EXECUTION_FAILED` inside the GEMM, so the "
+                               "process dies.")
+    assert [q.text for q in a.quotes] == ["CUBLAS_STATUS_EXECUTION_FAILED"]
+    b = claim_detector.analyse("It's attention. The traceback bottoms out in `flash_attn_varlen_func`, so the "
+                               "allocation is the attention workspace.")
+    assert [q.text for q in b.quotes] == ["flash_attn_varlen_func"]
+    c = claim_detector.analyse("The resume log shows `global_step=0` after loading, so the scheduler restarted.")
+    assert [q.text for q in c.quotes] == ["global_step=0"]
+    d = claim_detector.analyse("The dump says `len(tokenizer)=32005`, so the embedding is too small.")
+    assert [q.text for q in d.quotes] == ["len(tokenizer)=32005"]
+    e = claim_detector.analyse("Set `NCCL_DEBUG` to `INFO` and resume from `last.ckpt`; the hang is the network.")
+    assert e.quotes == []                                                       # settings and names, not quotes
