@@ -275,7 +275,7 @@ PROPOSAL = [
     "suggest*", "should", "would", "could", "consider", "instead", "e.g", "eg", "example",
     "want", "need", "put", "wrap", "call", "clip", "halve", "double", "cap", "export",
     "launch", "restart", "resume", "edit", "patch", "modify", "update", "bump", "revert",
-    "remove", "drop", "turn", "go with", "prefer", "cut", "shrink", "limit", "enforce",
+    "remove", "drop", "turn", "keep", "leave", "make sure", "ensure", "go with", "prefer", "cut", "shrink", "limit", "enforce",
     "if", "when", "whether", "like",
     "setze*", "verwende*", "nutze*", "ändere*", "reduziere*", "senke*", "erhöhe*", "füge",
     "hinzufügen", "aktiviere*", "deaktiviere*", "ersetze*", "versuche", "probiere",

@@ -22,13 +22,14 @@ _NUM_RE = re.compile(r"(?<![\w.])" + _NUM + r"(?![\w])")
 _NUM_FULL = re.compile(_NUM + r"%?")
 
 
-_QUOTES = str.maketrans({'"': "'", "\u201c": "'", "\u201d": "'", "\u2018": "'", "\u2019": "'"})
+# Quote marks are dropped on both sides: a reply may add them around a quoted segment or lose them ('lr': 0.1).
+_QUOTES = str.maketrans({'"': None, "'": None, "\u201c": None, "\u201d": None, "\u2018": None, "\u2019": None})
 
 
 def normalise(text):
     if "\x1b" in text or "\r" in text:
         text = _ANSI.sub("", text)
-    return " ".join(text.split()).lower().translate(_QUOTES)
+    return " ".join(text.translate(_QUOTES).split()).lower()
 
 
 class Sources:
