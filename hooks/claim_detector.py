@@ -266,14 +266,15 @@ _GENERAL = re.compile(r"\b(?:in general|generally|people|usually|typically|norma
                       r"en général|générale|on dit|im allgemeinen|generell|allgemeine frage|man sagt|en general|se dice|"
                       r"in generale|dicono|em geral|в целом|говорят|一般|大家|みんな|일반적")
 _MINE = re.compile(r"\b(?:my|mine|our|i|we|i'm|we're|i've|we've|me|us)\b|```|traceback|\bstep \d|"
+                   r"[\w.-]+/[\w.-]+|\.(?:log|out|err|txt|json|jsonl|csv|ya?ml)\b|\b(?:logs?|job|exp\d+)\b|"
                    r"\b(?:this|the|that) (?:run|job|training|model|loss|log|crash|error)\b|"
                    r"\bmein|\bunser|\bmon |\bma |\bmes |\bnotre|\bmi |\bmis |\bnuestro|\bmeu|\bminha|\bil mio|"
                    r"\bla mia|мой|моя|мои|наш|我的|我们|私の|僕の|내 |제 |우리")
 
 
 # ... and a question about a failure that happened is not general ("what's the root cause?", "what went wrong?")
-_FAILED = re.compile(r"\b(?:cause|root|reason|wrong|happened|fail\w*|crash\w*|died|dies|broke|killed|hung|stuck|"
-                     r"diverged|nan|oom|error)\b")
+_FAILED = re.compile(r"\b(?:cause|root|reason|wrong|happened|happening|going on|fail\w*|crash\w*|died|dies|broke|"
+                     r"killed|hung|stuck|diverged|nan|oom|error)\b")
 
 
 def general_question(prompt):

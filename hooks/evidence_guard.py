@@ -26,7 +26,7 @@ import guard_state
 MAX_STDIN = 8 << 20
 TRANSCRIPT_CAP = 8 << 20     # read to find the turn's start, every record parsed
 EARLIER_CAP = 32 << 20       # read in all; earlier turns only where an unmatched quote's words are
-READINGS_CAP = 4 << 20       # read in all when only prose readings (0.3817) are looked for
+READINGS_CAP = 2 << 20       # read in all when only prose readings (0.3817) are looked for
 MAX_BLOCKS_PER_TURN = 1
 MAX_QUOTES = 300
 
@@ -111,11 +111,16 @@ def _decide(payload):
         return bool(pending)
 
     def anchors():                      # the words a record must hold to match an unmatched quote
-        groups = [quote_match.anchor(q.text) for q in pending]
-        return None if any(g is None for g in groups) else groups
+        groups = []
+        for q in pending:
+            g = quote_match.anchor(q.text)
+            if g is None:
+                return None
+            groups.extend(g)
+        return groups
 
     def read():
-        # prose readings (no quote) have no words to skip by: they are looked for in the last 4 MB only
+        # prose readings (no quote) have no words to skip by: they are looked for in the last 2 MB only
         cap = EARLIER_CAP if analysis is None or analysis.quotes else READINGS_CAP
         t = transcript_tail.scan(tpath, sources, TRANSCRIPT_CAP, want_earlier, anchors, cap)
         if want_earlier() and t.side:   # a sub-agent's tool outputs, a long output the CLI saved to a file
@@ -138,7 +143,9 @@ def _decide(payload):
     if not analysis.domain and not claim_detector.analyse_domain(msg + "\n" + turn.prompt) and \
             not claim_detector.failure_prompt(turn.prompt):
         return None                     # a claim, but not about a training failure
-    if claim_detector.general_question(turn.prompt):
+    if claim_detector.general_question(turn.prompt) and not (
+            transcript_tail.evidence_results(turn) and any(not quote_match.found(q.text, q.kind, sources)
+                                                           for q in pending)):
         return None                     # the answer to a general question: it explains, it diagnoses no run
     if not analysis.claims and not analysis.quotes and not analysis.domain and \
             not claim_detector.asks_about_failure(turn.prompt):

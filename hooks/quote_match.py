@@ -94,14 +94,23 @@ def _find(text, part, pos=0):
     i = text.find(part, pos)
     if not (head or tail):
         return i
+    first, tries = i, 0
     while i >= 0:
         before = text[i - 1] if i else ""
         after = text[i + len(part): i + len(part) + 2]
         if not (head and (before.isdigit() or before == ".")) and \
                 not (tail and after[:1].isdigit() or tail and after[:1] == "." and after[1:2].isdigit()):
             return i
+        tries += 1
+        if tries >= FIND_TRIES:       # thousands of near misses (a crafted run of numbers): take the plain match, a
+            return first              # miss is better than a false block, and the work stays linear
+        if not tries & 255:
+            check()
         i = text.find(part, i + 1)
     return -1
+
+
+FIND_TRIES = 1024
 
 
 def _contains(text, part):
@@ -319,27 +328,32 @@ _SAFE_TOKEN = re.compile(r"^[\x21-\x7e]{3,}$")
 
 
 def anchor(quote_text):
-    """Lowercase byte strings that every source matching the quote holds verbatim, even in the transcript's raw
+    """Groups of lowercase byte strings (one group per ellipsis part) such that every source matching the quote holds
+    all the strings of some group verbatim, even in the transcript's raw
     JSON: the quote's literal tokens (what lies between its numbers, split at whitespace: case, spacing and numbers
     may differ between a quote and its source, these may not), from its longest part when an ellipsis splits it.
     Tokens that JSON or the matcher could write otherwise (quote marks, backslashes, non-ASCII) are left out; with
     none left, its runs of three or more letters.  None when it has neither (numbers only, a short `key=value`, a
     non-Latin script): then nothing can be skipped."""
-    q = _LINE_PREFIX.sub("", normalise(quote_text), count=1).strip("'„«»「」『』")
+    q = _LINE_PREFIX.sub("", normalise(quote_text).strip("„«»「」『』"), count=1)
     kv = _KV_QUOTE.match(q)
     if kv:                            # `optimizer.lr=3e-3` is found as `lr: 3.0e-03`: only the last key part holds
         value = kv.group(2)
         q = kv.group(1).rsplit(".", 1)[-1] + " " + ("" if _NUM_FULL.fullmatch(value) else value)
         words = _LETTERS.findall(q)
-        return tuple(sorted({w.encode() for w in words}, key=len, reverse=True)) if words else None
-    parts = [p for p in _ELLIPSIS.split(q) if p.strip(" .")] or [q]
-    part = max(parts, key=len)
-    tokens = set()
-    for piece in _NUM_RE.split(part):
-        for tok in piece.split():
-            tok = tok.strip(".,;:'")
-            if _SAFE_TOKEN.match(tok) and not any(c in tok for c in "'\\\"`"):
-                tokens.add(tok.encode())
-    if not tokens:
-        tokens = {w.encode() for w in _LETTERS.findall(part)}
-    return tuple(sorted(tokens, key=len, reverse=True)[:4]) if tokens else None
+        return [tuple(sorted({w.encode() for w in words}, key=len, reverse=True))] if words else None
+    groups = []
+    for part in [p for p in _ELLIPSIS.split(q) if p.strip(" .")] or [q]:
+        # each part of an ellipsis quote may sit in another output: a record holding any one part can matter
+        tokens = set()
+        for piece in _NUM_RE.split(part):
+            for tok in piece.split():
+                tok = tok.strip(".,;:'")
+                if _SAFE_TOKEN.match(tok) and not any(c in tok for c in "'\\\"`"):
+                    tokens.add(tok.encode())
+        if not tokens:
+            tokens = {w.encode() for w in _LETTERS.findall(part)}
+        if not tokens:
+            return None
+        groups.append(tuple(sorted(tokens, key=len, reverse=True)[:4]))
+    return groups or None

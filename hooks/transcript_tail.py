@@ -81,6 +81,11 @@ def _record(line):
     return rec if isinstance(rec, dict) else None
 
 
+# What the matcher deletes before comparing (ANSI colour codes, carriage returns), as the raw JSON writes it: a line
+# holding one may hold a quote's token split in two, so it is always parsed.
+_STRIPPED = (b"\\u001b", b"\\r")
+
+
 def _holds(low, groups):
     return any(all(k in low for k in g) for g in groups)
 
@@ -94,17 +99,24 @@ def records_backward(path, cap, state=None, skip=None):
         f.seek(0, 2)
         size = f.tell()
         for data, cut in blocks_backward(f, size, cap, state):
+            check()
             groups = skip(data) if skip is not None else None
             if groups is not None:
+                if not groups:
+                    return                # the caller needs nothing more
                 low = data.lower()
                 groups = [g for g in groups if all(k in low for k in g)]
-                if not groups:
+                if not groups and not any(x in low for x in _STRIPPED):
                     continue
             for line in block_lines(data, cut):
                 if state is not None and state.pop("refilter", False) and skip is not None:
                     groups = skip(data)   # the caller's needs changed inside this block (the turn start)
-                if groups is not None and not _holds(line.lower(), groups):
-                    continue
+                    if groups is not None and not groups:
+                        return
+                if groups is not None:
+                    low = line.lower()
+                    if not _holds(low, groups) and not any(x in low for x in _STRIPPED):
+                        continue
                 rec = _record(line)
                 if rec is not None:
                     yield rec
@@ -130,8 +142,7 @@ def _result_text(block):
 def _extra_texts(rec):
     r = rec.get("toolUseResult")
     out = []
-    if isinstance(r, dict) and isinstance(r.get("filePath"), str) and (
-            "structuredPatch" in r or r.get("type") in ("create", "update")):
+    if _wrote(rec):
         return out                    # Write / Edit: the content is what the assistant wrote, not an output
     if isinstance(r, dict):
         for k in ("stdout", "stderr", "content", "output", "result"):
@@ -149,6 +160,13 @@ def _extra_texts(rec):
 _PROBE_FAILED = re.compile(r"^(?:exit code \d+\s*)?(?:[^\n:]{0,200}: )?(?:[^\n:]{0,200}: )?(?:no such file or directory|"
                            r"command not found|permission denied|is a directory|not a directory|no such process)"
                            r"\s*$", re.I)
+
+
+def _wrote(rec):
+    """A Write / Edit result: what it shows (the content, a `cat -n` snippet of the edit) the assistant wrote."""
+    r = rec.get("toolUseResult")
+    return isinstance(r, dict) and isinstance(r.get("filePath"), str) and (
+        "structuredPatch" in r or r.get("type") in ("create", "update") or "oldString" in r)
 
 
 def _has_output(text):
@@ -190,7 +208,7 @@ def is_prompt(rec):
 
 _SAVED_TO = "Full output saved to: "
 #: Lines that must be parsed even when they hold no quote: they name outputs kept in other files.
-SIDE_KEYS = ((b'"agentid"',), (b"persistedoutputpath",))
+SIDE_KEYS = ((b'"agentid"',), (b"persistedoutputpath",), (_SAVED_TO.lower().strip().encode(),))
 
 
 def _side_refs(rec, blocks):
@@ -217,6 +235,8 @@ def tool_outputs(rec):
     results = [b for b in blocks if b.get("type") == "tool_result"]
     if not results and "toolUseResult" not in rec:
         return None
+    if _wrote(rec):
+        return [], [], blocks
     return results, _extra_texts(rec), blocks
 
 
@@ -242,7 +262,7 @@ def scan(path, sources, cap=8 << 20, want_earlier=lambda: False, anchors=lambda:
         groups = anchors()
         return None if groups is None else list(groups) + list(SIDE_KEYS)
 
-    total_cap = cap if earlier_cap is None else max(cap, earlier_cap)
+    total_cap = cap if earlier_cap is None else earlier_cap
     for rec in records_backward(path, lambda: total_cap if turn.found_start else cap, state, skip):
         if stop[0]:
             break
@@ -291,7 +311,7 @@ def scan(path, sources, cap=8 << 20, want_earlier=lambda: False, anchors=lambda:
     return turn
 
 
-_AGENT_ID = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
+_AGENT_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
 SIDE_FILE_CAP = 4 << 20       # bytes read from one sub-agent transcript or persisted output
 SIDE_FILES = 32               # files read at most
 
@@ -312,11 +332,24 @@ def _open_inside(path, root):
             os.close(fd)
 
 
+def _read_bounded(f, turn):
+    """The whole file when it holds at most SIDE_FILE_CAP bytes; else its first and last halves of that, and the
+    turn is marked capped (what sits between is unread: a quote not found may be there)."""
+    size = os.fstat(f.fileno()).st_size
+    if size <= SIDE_FILE_CAP:
+        return f.read(SIDE_FILE_CAP)
+    half = SIDE_FILE_CAP // 2
+    head = f.read(half)
+    f.seek(size - half)
+    turn.capped = True
+    return head + b"\n" + f.read(half)
+
+
 def read_side_files(tpath, turn, sources, want_more):
     """Add the outputs kept outside the transcript to `sources`, newest first, while want_more(): a sub-agent's
     tool outputs (its transcript <session>/subagents/agent-<id>.jsonl) and a persisted tool output (the file the
     CLI saved a long output to).  Only files under the session's own folder (the transcript's path without
-    .jsonl) are read, each up to SIDE_FILE_CAP bytes."""
+    .jsonl) are read, each up to SIDE_FILE_CAP bytes (its start and its end when it is longer)."""
     if not tpath.endswith(".jsonl"):
         return
     session = os.path.realpath(tpath[:-6])    # <project>/<session>/: subagents/, tool-results/
@@ -331,13 +364,13 @@ def read_side_files(tpath, turn, sources, want_more):
         check()
         try:
             if kind == "agent":
-                if not _AGENT_ID.match(ref):
+                if not _AGENT_ID.fullmatch(ref):
                     continue
                 f = _open_inside(os.path.join(session, "subagents", "agent-%s.jsonl" % ref), root)
                 if f is None:
                     continue
                 with f:
-                    data = f.read(SIDE_FILE_CAP)
+                    data = _read_bounded(f, turn)
                 for line in data.split(b"\n"):
                     rec = _record(line)
                     outs = tool_outputs(rec) if rec is not None and rec.get("type") == "user" else None
@@ -351,7 +384,7 @@ def read_side_files(tpath, turn, sources, want_more):
                 if f is None:
                     continue
                 with f:
-                    sources.add(f.read(SIDE_FILE_CAP).decode("utf-8", "replace"))
+                    sources.add(_read_bounded(f, turn).decode("utf-8", "replace"))
         except (OSError, ValueError):
             continue
 

@@ -133,3 +133,69 @@ def test_status_codes_frames_and_shown_readings_are_quotes():
     assert [q.text for q in d.quotes] == ["len(tokenizer)=32005"]
     e = claim_detector.analyse("Set `NCCL_DEBUG` to `INFO` and resume from `last.ckpt`; the hang is the network.")
     assert e.quotes == []                                                       # settings and names, not quotes
+
+
+# ---------------------------------------------------------------- from the review of the issue-11 diff
+
+def _decide_t(data, t, msg, sid):
+    return evidence_guard.decide(stop_payload(sid, t.write(str(data / (sid + ".jsonl"))), str(data), msg))
+
+
+def test_an_ellipsis_quote_whose_parts_sit_in_two_earlier_outputs_is_found(data):
+    t = Transcript(seed="ell")
+    t.prompt(PROMPT)
+    t.tool("Bash", {"command": "grep -n OOM train.log"}, "RuntimeError: CUDA out of memory on device cuda:0")
+    t.tool("Bash", {"command": "grep -n alloc train.log"}, "Tried to allocate 2.00 GiB")
+    t.say("Found two lines.")
+    t.end_turn()
+    t.prompt("so what is the root cause?")
+    msg = "The root cause is the batch size: `RuntimeError: CUDA out of memory ... Tried to allocate 2.00 GiB`."
+    t.say(msg)
+    assert _decide_t(data, t, msg, "ell") is None
+
+
+def test_an_earlier_output_with_colour_codes_inside_a_word_still_backs_a_quote(data):
+    t = Transcript(seed="ansi")
+    t.prompt(PROMPT)
+    t.tool("Bash", {"command": "tail -n 1 train.log"}, "\x1b[31mtorch.cuda\x1b[0m.OutOfMemoryError: CUDA out of memory")
+    t.say("That is the last line.")
+    t.end_turn()
+    t.prompt("so why did it die?")
+    msg = "It ran out of memory: `torch.cuda.OutOfMemoryError: CUDA out of memory`, so the batch is too big."
+    t.say(msg)
+    assert _decide_t(data, t, msg, "ansi") is None
+
+
+def test_what_an_edit_shows_of_the_assistants_own_text_is_not_evidence(data):
+    t = Transcript(seed="edit")
+    t.prompt(PROMPT)
+    t.tool("Edit", {"file_path": "/p/notes.md", "old_string": "x", "new_string": "step 48 loss=nan grad_norm=inf"},
+           "The file /p/notes.md has been updated. Here's the result of running `cat -n` on a snippet of the edited "
+           "file:\n     1\u2192step 48 loss=nan grad_norm=inf")
+    rec = [r for r in t.records if r.get("type") == "user" and isinstance(r["message"]["content"], list)][-1]
+    rec["toolUseResult"] = {"filePath": "/p/notes.md", "oldString": "x", "newString": "step 48 loss=nan grad_norm=inf",
+                            "structuredPatch": []}
+    t.tool("Bash", {"command": "ls"}, "notes.md\nruns")
+    msg = "The log shows `step 48 loss=nan grad_norm=inf`, so the root cause is the lr."
+    t.say(msg)
+    assert "step 48 loss=nan grad_norm=inf" in (_decide_t(data, t, msg, "edit") or "")
+
+
+@pytest.mark.parametrize("prompt", ["what's going on with exp3? logs are in runs/exp3/train.log",
+                                    "what do the logs in runs/exp3 say"])
+def test_a_question_about_a_named_run_is_not_general_and_its_fabricated_quote_is_blocked(data, prompt):
+    assert not claim_detector.general_question(prompt)
+    t = Transcript(seed="gen")
+    t.prompt(prompt)
+    t.tool("Bash", {"command": "ls runs/exp3"}, "train.log\nconfig.yaml")
+    msg = "The root cause is a learning rate that is too high: the log shows `step 48 loss=nan grad_norm=inf`."
+    t.say(msg)
+    assert _decide_t(data, t, msg, "gen%d" % len(prompt))
+
+
+def test_near_misses_of_a_number_are_tried_a_bounded_number_of_times():
+    import quote_match
+    few = "12.5 " * 10 + "2.5"
+    assert quote_match._find(few, "2.5") == len(few) - 3              # the whole number, past ten near misses
+    many = "12.5 " * (quote_match.FIND_TRIES + 10) + "2.5"
+    assert quote_match._find(many, "2.5") == 1                         # past the bound: the plain match (no block)
