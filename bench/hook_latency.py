@@ -5,7 +5,7 @@ Builds a transcript of about 50 MB (tool-result filler, then a real-format sessi
 end), runs the Stop hook command from hooks/hooks.json through the shell exactly as Claude
 Code does, and prints p50/p95 of the hook, of `python3 -c pass`, and their ratio.  Also
 times the worst case for the reader: a claim whose quote is found nowhere, so the hook
-reads back up to its cap (32 MB; past it the quote may sit earlier, so the stop is let through).  Prints figures only; asserts nothing.
+reads back up to its cap (16 MB; past it the quote may sit earlier, so the stop is let through).  Prints figures only; asserts nothing.
 
 usage: python3 bench/hook_latency.py [--runs N] [--mb SIZE]
 """

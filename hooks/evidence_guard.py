@@ -25,7 +25,7 @@ import guard_state
 
 MAX_STDIN = 8 << 20
 TRANSCRIPT_CAP = 8 << 20     # read to find the turn's start, every record parsed
-EARLIER_CAP = 32 << 20       # read in all; earlier turns only where an unmatched quote's words are
+EARLIER_CAP = 16 << 20       # read in all; earlier turns only where an unmatched quote's words are
 READINGS_CAP = 2 << 20       # read in all when only prose readings (0.3817) are looked for
 MAX_BLOCKS_PER_TURN = 1
 MAX_QUOTES = 300

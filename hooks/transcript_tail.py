@@ -81,9 +81,10 @@ def _record(line):
     return rec if isinstance(rec, dict) else None
 
 
-# What the matcher deletes before comparing (ANSI colour codes, carriage returns), as the raw JSON writes it: a line
-# holding one may hold a quote's token split in two, so it is always parsed.
-_STRIPPED = (b"\\u001b", b"\\r")
+# Lines parsed whatever the quotes: those that name an output kept in another file (a sub-agent's transcript, a
+# persisted output: the CLI writes these keys in this case), and those holding an ANSI colour code, which the
+# matcher deletes before comparing and which may split a quote's token in two (JSON writes ESC as \u001b).
+RAW_KEYS = (b'"agentId"', b'"persistedOutputPath"', b"Full output saved to", b"u001b")
 
 
 def _holds(low, groups):
@@ -106,17 +107,15 @@ def records_backward(path, cap, state=None, skip=None):
                     return                # the caller needs nothing more
                 low = data.lower()
                 groups = [g for g in groups if all(k in low for k in g)]
-                if not groups and not any(x in low for x in _STRIPPED):
+                if not groups and not any(x in data for x in RAW_KEYS):
                     continue
             for line in block_lines(data, cut):
                 if state is not None and state.pop("refilter", False) and skip is not None:
                     groups = skip(data)   # the caller's needs changed inside this block (the turn start)
                     if groups is not None and not groups:
                         return
-                if groups is not None:
-                    low = line.lower()
-                    if not _holds(low, groups) and not any(x in low for x in _STRIPPED):
-                        continue
+                if groups is not None and not _holds(line.lower(), groups) and not any(x in line for x in RAW_KEYS):
+                    continue
                 rec = _record(line)
                 if rec is not None:
                     yield rec
@@ -207,8 +206,6 @@ def is_prompt(rec):
 
 
 _SAVED_TO = "Full output saved to: "
-#: Lines that must be parsed even when they hold no quote: they name outputs kept in other files.
-SIDE_KEYS = ((b'"agentid"',), (b"persistedoutputpath",), (_SAVED_TO.lower().strip().encode(),))
 
 
 def _side_refs(rec, blocks):
@@ -245,7 +242,7 @@ def scan(path, sources, cap=8 << 20, want_earlier=lambda: False, anchors=lambda:
     the assistant's own text) and returns a Turn.  The current turn is read whole.  Before its start, records are
     read only while want_earlier() is true (quotes not yet found), and only those that can matter: anchors()
     returns, for each unfound quote, the lowercase words every match of it holds (None: it cannot tell, read them
-    all), and only the lines holding all the words of one (or naming an output file, SIDE_KEYS) are parsed.  `cap`
+    all), and only the lines holding all the words of one (or naming an output file, RAW_KEYS) are parsed.  `cap`
     bytes are read at most to find the turn's start (each record parsed); `earlier_cap` (default: cap) in all."""
     turn = Turn()
     last_id = None
@@ -259,8 +256,7 @@ def scan(path, sources, cap=8 << 20, want_earlier=lambda: False, anchors=lambda:
         if not want_earlier():
             stop[0] = True
             return ()
-        groups = anchors()
-        return None if groups is None else list(groups) + list(SIDE_KEYS)
+        return anchors()
 
     total_cap = cap if earlier_cap is None else earlier_cap
     for rec in records_backward(path, lambda: total_cap if turn.found_start else cap, state, skip):

@@ -544,3 +544,19 @@ def test_a_follow_up_without_a_tool_must_quote_earlier_tool_output(data):
     wrong = quoted.replace("step 48", "step 49")
     t.say(wrong)
     assert "step 49 loss=nan grad_norm=inf" in (_decide(data, t, wrong, sid="f3") or "")
+
+
+def test_a_quote_still_unmatched_at_the_earlier_turns_cap_lets_the_stop_through(data, monkeypatch):
+    """Past EARLIER_CAP the quote may sit further back: it cannot be called fabricated (a false block is worse)."""
+    t = Transcript(seed="earlier-cap")
+    for i in range(40):
+        t.prompt("show step %d" % i)
+        t.tool("Bash", {"command": "sed -n %dp train.log" % i}, ("step %d loss=2.3 " % i) + "x" * 4000)
+        t.say("Here.")
+        t.end_turn()
+    _smoke(t)
+    msg = "Earlier the run printed `step 999 loss=nan grad_norm=inf`, so the root cause is the lr."
+    t.say(msg)
+    assert _decide(data, t, msg)                                  # the whole transcript read: not found, blocked
+    monkeypatch.setattr(evidence_guard, "EARLIER_CAP", 64 << 10)
+    assert _decide(data, t, msg, sid="capped") is None            # 64 KB read: it may be earlier, let through

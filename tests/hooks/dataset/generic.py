@@ -316,5 +316,5 @@ def build(add, scenarios, Transcript, run_probes):
     run_probes(t, nan["probes"])
     m14 = "The root cause is divergence: the log shows `step 1180 loss=nan lr=3.0e-03 grad_norm=inf` first."
     t.say(m14)
-    add("huge", "block", "20 MB of earlier turns; misquoted line is searched back to the cap and not found", t, m14,
-        extra={"filler_mb": 20})
+    add("huge", "block", "12 MB of earlier turns; misquoted line is searched back through all of them, not found", t,
+        m14, extra={"filler_mb": 12})
