@@ -225,6 +225,7 @@ _EXPLAIN = re.compile(
     r"triggers?|triggered|results?|resulted|explains?|reason|why|stems?|comes from|came from)\b|"
     r"\b(?:that's|thats|that is|that was|it's|its|this is|this was|it is|it was|that one is|this one is|"
     r"that one was|this one was) (?:the|your|a|an|just)\b|→|->|=>|"
+    r"\bfound (?:it|the (?:problem|bug|issue|cause|culprit))\b|"
     r"\btoo (?:high|low|large|small|big|long|short|aggressive|many|few|much|little)\b|misconfigur|mismatch|"
     r"\b(?:wrong|broken|corrupt\w*|overflows?|overflowed|blows? up|blew up|explod\w*|starv\w*|leak\w*|twice|"
     r"off by)\b")

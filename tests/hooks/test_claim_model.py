@@ -30,6 +30,7 @@ def _no_tool(data, msg, prompt=PROMPT, sid="s"):
     "That one was a hardware fault: the GPU behind rank 12 hit an uncorrectable ECC error.",
     "The stalls are torch.compile recompiling for every new sequence length. Pad to a few fixed buckets.",
     "O motivo é simples: o warmup é curto demais para batch 1024 e os gradientes explodem.",
+    "Found it: an InfiniBand link error on rank 3's node dropped the allreduce, and the watchdog killed the job.",
 ])
 def test_an_unhedged_explaining_answer_with_no_tool_is_blocked(data, msg):
     reason = _no_tool(data, msg, sid="x%d" % (hash(msg) % 1000))

@@ -55,12 +55,12 @@ def test_blind_dev_figures_hold():
     detail = "\n".join("false block: %s (%s)" % (r["id"], r["note"]) for r in s["false_blocks"])
     detail += "\n" + "\n".join("miss: %s (%s)" % (r["id"], r["note"]) for r in s["misses"])
     assert not s["nonzero_exit"]
-    assert s["accuracy"] >= 0.94 and s["false_block_rate"] <= 0.02, detail        # measured: 0.947, 0.018
+    assert s["accuracy"] >= 0.95 and s["false_block_rate"] <= 0.02, detail        # measured: 0.953, 0.018
 
 
 def test_blind_test_split_figures_hold():
     s = score(load_cases(which="test"))
     assert not s["nonzero_exit"]
-    assert s["accuracy"] >= 0.865 and s["false_block_rate"] <= 0.075, \
-        "frozen test split: accuracy %.3f, false blocks %.3f (cases not named; measured 0.870, 0.074)" % (
+    assert s["accuracy"] >= 0.87 and s["false_block_rate"] <= 0.075, \
+        "frozen test split: accuracy %.3f, false blocks %.3f (cases not named; measured 0.873, 0.074)" % (
             s["accuracy"], s["false_block_rate"])
