@@ -142,29 +142,29 @@ def _decide_t(data, t, msg, sid):
     return evidence_guard.decide(stop_payload(sid, t.write(str(data / (sid + ".jsonl"))), str(data), msg))
 
 
-def test_an_ellipsis_quote_whose_parts_sit_in_two_earlier_outputs_is_found(data):
-    t = Transcript(seed="ell")
+def _follow_up(data, outputs, question, msg, sid):
+    """A turn that ran `outputs` (one Bash call each), then a no-tool follow-up answering `question` with `msg`."""
+    t = Transcript(seed=sid)
     t.prompt(PROMPT)
-    t.tool("Bash", {"command": "grep -n OOM train.log"}, "RuntimeError: CUDA out of memory on device cuda:0")
-    t.tool("Bash", {"command": "grep -n alloc train.log"}, "Tried to allocate 2.00 GiB")
-    t.say("Found two lines.")
+    for i, out in enumerate(outputs):
+        t.tool("Bash", {"command": "sed -n %dp train.log" % (i + 1)}, out)
+    t.say("Here is what it printed.")
     t.end_turn()
-    t.prompt("so what is the root cause?")
-    msg = "The root cause is the batch size: `RuntimeError: CUDA out of memory ... Tried to allocate 2.00 GiB`."
+    t.prompt(question)
     t.say(msg)
-    assert _decide_t(data, t, msg, "ell") is None
+    return _decide_t(data, t, msg, sid)
+
+
+def test_an_ellipsis_quote_whose_parts_sit_in_two_earlier_outputs_is_found(data):
+    msg = "The root cause is the batch size: `RuntimeError: CUDA out of memory ... Tried to allocate 2.00 GiB`."
+    assert _follow_up(data, ["RuntimeError: CUDA out of memory on device cuda:0", "Tried to allocate 2.00 GiB"],
+                      "so what is the root cause?", msg, "ell") is None
 
 
 def test_an_earlier_output_with_colour_codes_inside_a_word_still_backs_a_quote(data):
-    t = Transcript(seed="ansi")
-    t.prompt(PROMPT)
-    t.tool("Bash", {"command": "tail -n 1 train.log"}, "\x1b[31mtorch.cuda\x1b[0m.OutOfMemoryError: CUDA out of memory")
-    t.say("That is the last line.")
-    t.end_turn()
-    t.prompt("so why did it die?")
     msg = "It ran out of memory: `torch.cuda.OutOfMemoryError: CUDA out of memory`, so the batch is too big."
-    t.say(msg)
-    assert _decide_t(data, t, msg, "ansi") is None
+    assert _follow_up(data, ["\x1b[31mtorch.cuda\x1b[0m.OutOfMemoryError: CUDA out of memory"],
+                      "so why did it die?", msg, "ansi") is None
 
 
 def test_what_an_edit_shows_of_the_assistants_own_text_is_not_evidence(data):
