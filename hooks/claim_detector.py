@@ -191,6 +191,8 @@ def analyse(message, max_chars=200000):
                 a.readings.append(Quote(m.group(2), "approx" if approx else "number", "prose"))
     first = None
     for idx, (s, sec, lab, first_under_claim, orig) in enumerate(sentences):
+        if _UNKNOWN_CAUSE.search(s.lower()):
+            a.hedged = True           # "the excerpt doesn't say what made it NaN": the reply names no cause
         causal, hedged, other = _sentence_state(s)
         if causal == "weak" and uncertain:
             causal = ""                               # background in a reply that says it doesn't know
@@ -256,6 +258,10 @@ def _is_instruction(sentence):
     return bool(_INSTRUCTION.match(sentence.lower()))
 
 
+# A sentence that says the cause is not known: the reply around it reports, it does not explain.
+_UNKNOWN_CAUSE = re.compile(r"\b(?:doesn't|does not|don't|do not|can't|cannot|won't|isn't|is not|no way to) "
+                            r"(?:yet )?(?:say|show|tell|know|see|explain|reveal|determine)\w* (?:yet )?(?:what|why|which|"
+                            r"the cause|the reason)\b|\bnot (?:clear|obvious|known|visible) (?:yet )?(?:what|why)\b")
 _ALTERNATIVE = re.compile(r"^\W*(?:another|a (?:second|third|fourth)|alternatively|or else|a further|also possible|"
                           r"the other|otherwise|或者|另一|もう一つ|또는|sinon|alternativ|otra|outra|un'altra)")
 

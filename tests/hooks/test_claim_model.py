@@ -45,6 +45,8 @@ def test_an_unhedged_explaining_answer_with_no_tool_is_blocked(data, msg):
     ("fp16 has 5 exponent bits, so its max is 65504; that's why AMP scales the loss.",
      "why do people use loss scaling with fp16 but not with bf16?"),                                # general
     ("It died at step 1200. Restart from the last checkpoint and keep an eye on it.", PROMPT),      # no setting
+    ("Epoch 2 finished normally, then partway into epoch 3 the loss is NaN. The excerpt doesn't say what made it "
+     "NaN; point me at the full log and I can look.", PROMPT),                                      # cause unknown
 ])
 def test_reports_hedges_alternatives_and_general_answers_pass(data, msg, prompt):
     assert _no_tool(data, msg, prompt, sid="y%d" % (hash(msg) % 1000)) is None

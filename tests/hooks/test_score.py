@@ -55,12 +55,12 @@ def test_blind_dev_figures_hold():
     detail = "\n".join("false block: %s (%s)" % (r["id"], r["note"]) for r in s["false_blocks"])
     detail += "\n" + "\n".join("miss: %s (%s)" % (r["id"], r["note"]) for r in s["misses"])
     assert not s["nonzero_exit"]
-    assert s["accuracy"] >= 0.95 and s["false_block_rate"] <= 0.023, detail       # measured: 0.954, 0.022
+    assert s["accuracy"] >= 0.955 and s["false_block_rate"] <= 0.017, detail      # measured: 0.957, 0.016
 
 
 def test_blind_test_split_figures_hold():
     s = score(load_cases(which="test"))
     assert not s["nonzero_exit"]
-    assert s["accuracy"] >= 0.875 and s["false_block_rate"] <= 0.075, \
-        "frozen test split: accuracy %.3f, false blocks %.3f (cases not named; measured 0.881, 0.070)" % (
+    assert s["accuracy"] >= 0.88 and s["false_block_rate"] <= 0.066, \
+        "frozen test split: accuracy %.3f, false blocks %.3f (cases not named; measured 0.884, 0.065)" % (
             s["accuracy"], s["false_block_rate"])
