@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from test_redact_shapes import HEX40
-from test_verification_runs import CKPT, LIGHTNING_GPU, code_of, hydra_run, stubs
+from test_verification_runs import code_of, nan_hydra_run_with_checkpoint, stubs
 from twtest import EXAMPLES, ROOT
 
 from trainwreck.pipeline import diagnose
@@ -23,12 +23,7 @@ FIXTURES = os.path.join(ROOT, "tests", "fixtures", "outcome")
 
 
 def _hydra_run_in_a_sweep_dir(tmp: Path):
-    lines = [LIGHTNING_GPU] + [f"[2024-05-01 12:00:00,000][train][INFO] - step {s} loss={9 - s / 100:.4f}"
-                               for s in range(10, 400, 10)]
-    lines += ["[2024-05-01 12:40:00,000][train][INFO] - step 400 loss=nan"] * 2
-    project, run = hydra_run(tmp, "\n".join(lines) + "\n", extra="max_steps: 20000\n  ckpt_path: null")
-    (run / "checkpoints").mkdir()
-    shutil.copy(CKPT, run / "checkpoints" / "step_300.pt")
+    project, run = nan_hydra_run_with_checkpoint(tmp)
     sweep = project / "multirun" / "2024-05-01" / "12-00-00" / SWEEP
     sweep.parent.mkdir(parents=True)
     shutil.move(str(run), str(sweep))

@@ -284,13 +284,19 @@ def test_hydra_key_missing_from_the_config_gets_a_plus_and_the_checkpoint_is_abs
     assert next(r for r in rec if "script" in r)["set"]["trainer.max_steps"].isdigit()
 
 
-def test_hydra_value_from_the_run_is_quoted_for_hydra_and_for_the_shell(tmp_path):
+def nan_hydra_run_with_checkpoint(tmp):
+    """A Hydra + Lightning run whose loss goes NaN at step 400, with checkpoints/step_300.pt: (project, run)."""
     lines = [LIGHTNING_GPU] + [f"[2024-05-01 12:00:00,000][train][INFO] - step {s} loss={9 - s / 100:.4f}"
                                for s in range(10, 400, 10)]
     lines += ["[2024-05-01 12:40:00,000][train][INFO] - step 400 loss=nan"] * 2
-    project, run = hydra_run(tmp_path, "\n".join(lines) + "\n", extra="max_steps: 20000\n  ckpt_path: null")
+    project, run = hydra_run(tmp, "\n".join(lines) + "\n", extra="max_steps: 20000\n  ckpt_path: null")
     (run / "checkpoints").mkdir()
     shutil.copy(CKPT, run / "checkpoints" / "step_300.pt")
+    return project, run
+
+
+def test_hydra_value_from_the_run_is_quoted_for_hydra_and_for_the_shell(tmp_path):
+    project, run = nan_hydra_run_with_checkpoint(tmp_path)
     cmd = verification(run)["verification"]["command"]
     ckpt = run / "checkpoints" / "step_300.pt"
     assert "trainer.ckpt_path=" in cmd and "+trainer.ckpt_path" not in cmd  # the key the config has
