@@ -289,27 +289,31 @@ def general_question(prompt):
     if not isinstance(prompt, str) or not prompt.strip():
         return False
     p = " ".join(prompt[:20000].lower().split())
-    if not _GENERAL.search(p) or _MINE.search(p) or _FAILED.search(p):
-        return False
-    try:
-        import prompt_router
-    except Exception:  # noqa: BLE001 - the router is optional here
-        return True
-    return not prompt_router.is_failure_prompt(prompt)
+    return bool(_GENERAL.search(p)) and not _MINE.search(p) and not _FAILED.search(p) and \
+        _router_says_failure(prompt) is not True
 
 
 _CAUSE_QUESTION = ("why", "cause", "reason", "what happened", "what went wrong", "what's wrong", "whats wrong",
                    "what is wrong", "explain", "root", "what killed", "what broke", "diagnos", "warum", "wieso",
-                   "weshalb", "ursache", "pourquoi", "cause", "por qué", "porque", "por que", "causa", "perché",
-                   "motivo", "почему", "причин", "为什么", "为何", "原因", "怎么回事", "なぜ", "どうして", "原因",
+                   "weshalb", "ursache", "pourquoi", "por qué", "porque", "por que", "causa", "perché",
+                   "motivo", "почему", "причин", "为什么", "为何", "原因", "怎么回事", "なぜ", "どうして",
                    "왜", "원인", "이유")
+
+
+def _router_says_failure(prompt):
+    """The prompt router's own test of a failed-run prompt (hooks/prompt_router.py); None when it cannot load."""
+    try:
+        import prompt_router
+    except Exception:  # noqa: BLE001 - the router is optional here
+        return None
+    return prompt_router.is_failure_prompt(prompt)
 
 
 _PASTED_FRAME = re.compile(r'file "[^"\n]*(?:torch|transformers|lightning|deepspeed|accelerate|jax|keras|tensorflow|'
                            r'megatron|fairseq|ultralytics|peft|trl)[^"\n]*", line \d+')
 
 
-def failure_prompt(prompt):
+def pasted_framework_traceback(prompt):
     """True when the prompt holds a pasted traceback through an ML framework's files."""
     return isinstance(prompt, str) and bool(_PASTED_FRAME.search(prompt[:20000].lower()))
 
@@ -321,13 +325,7 @@ def asks_about_failure(prompt):
     p = " ".join(prompt[:20000].lower().split())
     if "<command-name>/trainwreck:" in p or p.startswith("/trainwreck:"):
         return True
-    if any(q in p for q in _CAUSE_QUESTION):
-        return True
-    try:
-        import prompt_router
-    except Exception:  # noqa: BLE001 - the router is optional here
-        return False
-    return prompt_router.is_failure_prompt(prompt)
+    return any(q in p for q in _CAUSE_QUESTION) or _router_says_failure(prompt) is True
 
 
 class _Walker:

@@ -141,18 +141,17 @@ def _decide(payload):
             checked[0] = 0
             turn = read()
     if not analysis.domain and not claim_detector.analyse_domain(msg + "\n" + turn.prompt) and \
-            not claim_detector.failure_prompt(turn.prompt):
+            not claim_detector.pasted_framework_traceback(turn.prompt):
         return None                     # a claim, but not about a training failure
-    if claim_detector.general_question(turn.prompt) and not (
-            transcript_tail.evidence_results(turn) and any(not quote_match.found(q.text, q.kind, sources)
-                                                           for q in pending)):
+    evidence = transcript_tail.evidence_results(turn)
+    # what no view matched is checked once against everything (an ellipsis quote's parts may sit in two outputs)
+    missing = [q.text for q in pending if not quote_match.found(q.text, q.kind, sources)]
+    if claim_detector.general_question(turn.prompt) and not (evidence and missing):
         return None                     # the answer to a general question: it explains, it diagnoses no run
     if not analysis.claims and not analysis.quotes and not analysis.domain and \
             not claim_detector.asks_about_failure(turn.prompt):
         return None                     # an explaining reply, but not the answer to a failed run or a "why?"
     quotes = _unique(analysis.quotes)
-    # what no view matched is checked once against everything (an ellipsis quote's parts may sit in two outputs)
-    missing = [q.text for q in pending if not quote_match.found(q.text, q.kind, sources)]
     if not quotes:
         # no quote: its precise prose readings (0.3817) can still show a follow-up rests on earlier output (two at
         # least, every one found); they never make a reply fabricated
@@ -161,7 +160,6 @@ def _decide(payload):
         missing = []
     if missing and turn.capped:
         return None                     # the quote may sit before the read cap: it cannot be called fabricated
-    evidence = transcript_tail.evidence_results(turn)
     if not missing and (evidence or quotes):
         # backed: a tool returned output in this turn; or a follow-up that runs no tool but quotes, verbatim, what
         # tools printed in earlier turns

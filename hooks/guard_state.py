@@ -150,11 +150,3 @@ class Store:
             except OSError:
                 pass
             return False
-
-    def clear(self):
-        if self.dir is None:
-            return
-        try:
-            os.unlink(self._path(self.name), **self._kw())  # removes a symlink itself, never its target
-        except OSError:
-            pass

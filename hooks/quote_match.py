@@ -38,19 +38,16 @@ class Sources:
 
     def __init__(self):
         self.texts = []
-        self.size = 0  # characters in all texts
         self._joined = None
 
     def add(self, text):
         if isinstance(text, str) and text.strip():
             self.texts.append(normalise(text))
-            self.size += len(self.texts[-1])
             self._joined = None
 
     def since(self, k):
         view = Sources()
         view.texts = self.texts[k:]
-        view.size = sum(map(len, view.texts))
         return view
 
     @property
