@@ -34,7 +34,7 @@ MIN_TOTAL = 70
 MAX_FILE_BYTES = 50 * 1024
 MAX_CASE_BYTES = 50 * 1024
 
-CASE_DIR_RE = re.compile(r"^(\d{3})-[a-z0-9][a-z0-9._-]*$")
+CASE_DIR_RE = re.compile(r"^(\d{3,4})-[a-z0-9][a-z0-9._-]*$")
 SOURCE_RE = re.compile(r"^https://github\.com/[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+/(?:(issues|pull)/\d+|blob/[0-9a-f]{7,40}/\S+)$")
 
 

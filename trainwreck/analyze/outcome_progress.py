@@ -15,7 +15,8 @@ from trainwreck.collect.bundle import Bundle
 from trainwreck.model import DIRECT, ConfigEntry, Finding, Point, Source
 
 STEP_KEYS = ("max_steps", "train_iters", "max_iters", "max_iter", "total_steps", "num_training_steps", "max_update",
-             "total_iters", "num_train_steps", "training_steps")
+             "total_iters", "num_train_steps", "training_steps", "max_iterations")
+# (never `n_steps`: Stable-Baselines3's is the rollout per update, d3rlpy's the N of an N-step return)
 EPOCH_KEYS = ("num_train_epochs", "max_epochs", "epochs", "num_epochs", "n_epochs", "max_epoch", "total_epochs")
 
 
@@ -97,7 +98,7 @@ def _setting(src: Source, n: int) -> str:
     return f"{key}: {n}" if key else ("Num Epochs" if "Num Epochs" in src.text else "planned length") + f" = {n}"
 
 
-_KEY = lazy_re(r"^\s*(?:[\w.\-]*\.)?([A-Za-z_]+)\s*[:=]")
+_KEY = lazy_re(r"""^\s*["']?(?:[\w.\-]*\.)?([A-Za-z_]+)["']?\s*[:=]""")  # `epochs: 30`, `"n_steps": 500000,`
 
 
 def _configured(bundle: Bundle, keys: Tuple[str, ...]) -> Tuple[Optional[int], Optional[Source]]:
@@ -114,6 +115,13 @@ def _last_step(bundle: Bundle) -> Optional[Point]:
     pts = [p for p in (s.points if s else []) if p.step is not None]
     if not pts:
         pts = [p for ss in bundle.series.values() for x in ss for p in x.points if p.step is not None]
+    return max(pts, key=lambda p: p.step) if pts else None
+
+
+def _furthest_step(bundle: Bundle) -> Optional[Point]:
+    """How far the run got: the furthest step any series logged (the last evaluation may come after the last
+    training loss)."""
+    pts = [x.points[-1] for ss in bundle.series.values() for x in ss if x.points and x.points[-1].step is not None]
     return max(pts, key=lambda p: p.step) if pts else None
 
 
@@ -235,10 +243,11 @@ def _state_or_length(bundle: Bundle) -> List[Finding]:
         return [_marker(f"trainer_state.json: global_step {g} reached max_steps {m}", [gs, ms], prog, "hf-trainer")]
     if g is not None:
         return []  # the state says how far it got, and it is short of the end
-    last = _last_step(bundle)
+    last = _furthest_step(bundle)
     n, src = _configured(bundle, STEP_KEYS)
-    if last is not None and n is not None and last.step >= n:
-        return [_marker(f"the last logged step {last.step} is the configured length ({_setting(src, n)})",
+    if last is not None and n is not None and last.step >= n - 1:  # `for step in range(max_iters)` ends at n - 1
+        return [_marker(f"the last logged step {last.step} reaches the configured length ({_setting(src, n)})"
+                        + (" (a loop counted from 0 ends at n - 1)" if last.step == n - 1 else ""),
                         [last.source, src], {"step": last.step, "of": n, "unit": "step"}, "length")]
     first, le = _last_epoch(bundle)
     n, src = _configured(bundle, EPOCH_KEYS)

@@ -12,14 +12,15 @@ from typing import Dict, List, Optional, Tuple
 from trainwreck import lazy_re
 from trainwreck.collect.inflate import sniff_head
 from trainwreck.collect.safeio import BoundedFile, Entry, Skip, looks_binary
-from trainwreck.collect.sniff import SNIFF_BYTES, doc_shows_a_run, json_document_kind, suffix_kind, text_kind
+from trainwreck.collect.sniff import (SNIFF_BYTES, doc_shows_a_run, json_document_kind, settings_document, suffix_kind,
+                                     text_kind)
 
 SNIFF_FILES = 1024
 SHOWN = 4  # files named per reason in the note
 SOURCE_PEEKS = 4096  # source files whose first 64 bytes are looked at (a JSON document under a .py name)
 # which reader reads each kind of text the sniff finds
 READER_OF = {"log": "logs", "jsonl": "jsonl", "csv": "csvmetrics", "trainer_state": "trainer_state",
-             "history": "json_history"}
+             "history": "json_history", "config": "config"}
 REASONS = (("binary", "binary"), ("unreadable", "could not be opened"),
            ("structured", "structured data no reader reads (JSON/YAML/TOML/XML)"), ("source", "source code"),
            ("doc", "documentation that shows no run (no traceback, metrics or scheduler report)"),
@@ -72,6 +73,8 @@ def _kind_of(root: str, entry: Entry, name: str) -> Tuple[str, Optional[str]]:
         doc = json_document_kind(head)  # a trainer state or a metric history, whatever the file is called
         if doc:
             return doc, None
+        if kind == "structured" and settings_document(head):
+            return "config", None  # the run's settings, whatever the file is called
     if kind in ("structured", "source", "data"):
         return kind, kind
     return kind, None

@@ -95,6 +95,32 @@ def json_document_kind(head: bytes) -> Optional[str]:
     return None
 
 
+# A run's settings, whatever the file is called (argparse's `vars(args)`, a trainer's params, a DeepSpeed config,
+# d3rlpy's params.json, a sweep's config.json): a JSON object or a YAML mapping whose keys name at least
+# SETTINGS_MIN training settings. A model's architecture config (hidden_size, vocab_size …) names none of them.
+SETTING_KEYS = frozenset({
+    "lr", "learning_rate", "base_lr", "max_lr", "min_lr", "actor_learning_rate", "critic_learning_rate",
+    "batch_size", "train_batch_size", "per_device_train_batch_size", "micro_batch_size", "global_batch_size",
+    "train_micro_batch_size_per_gpu", "gradient_accumulation_steps", "epochs", "num_epochs", "n_epochs",
+    "max_epochs", "num_train_epochs", "max_steps", "max_iters", "max_iter", "max_iterations", "train_iters",
+    "total_steps", "n_steps", "training_steps", "warmup_steps", "warmup_iters", "warmup_ratio", "weight_decay",
+    "optimizer", "optim", "momentum", "grad_clip", "max_grad_norm", "gradient_clip_val", "clip_grad_norm",
+    "lr_scheduler_type", "lr_scheduler", "fp16", "bf16", "precision", "mixed_precision", "label_smoothing"})
+SETTINGS_MIN = 2
+_JSON_KEY = lazy_re(rb'"([A-Za-z_][\w.\-]{0,60})"\s*:')
+_YAML_KEY = lazy_re(rb'(?m)^\s{0,8}([A-Za-z_][\w.\-]{0,60})\s*:(?:\s|$)')
+
+
+def settings_document(head: bytes) -> bool:
+    """The first bytes of a JSON object or YAML mapping that holds a run's training settings."""
+    start = head.lstrip()[:1]
+    if start == b"[" or start == b"<":
+        return False
+    keys = (_JSON_KEY if start == b"{" else _YAML_KEY).findall(head)
+    names = {k.decode("ascii", "replace").lower().rsplit(".", 1)[-1] for k in keys}
+    return len(names & SETTING_KEYS) >= SETTINGS_MIN
+
+
 def suffix_kind(name: str) -> Optional[str]:
     """'media', 'source', 'structured' or 'doc' when the suffix says what to expect, else None (sniff the
     content)."""

@@ -1,6 +1,8 @@
 """Run configs: Hydra's resolved config (config.yaml, .hydra/config.yaml), overrides.yaml, hparams.yaml, args.yaml,
 and JSON dumps of a run's arguments: HF `TrainingArguments.to_json_string()` as training_args.json, argparse
-`vars(args)` as args.json / hparams.json (nested objects flattened to dotted keys; lists are not settings).
+`vars(args)` as args.json / hparams.json (nested objects flattened to dotted keys; lists are not settings), and any
+other JSON object or YAML mapping the content sniff finds holding training settings (collect/sniff.settings_document:
+config.json, params.json, train_args.json, a DeepSpeed config), whatever its name.
 
 The YAML is scanned from lines the read primitive already redacted, key and value together: the value of
 `password: hunter2` (and of the override `+db.password=hunter2`) is `[REDACTED:secret]` in memory too."""
@@ -29,7 +31,7 @@ def read(bundle, entry, ctx) -> None:
         rel = f.rel
         lines = [ln.text for ln in f.all_lines(LIMIT)]
         ctx.record(f, "config")
-    if rel.rsplit("/", 1)[-1] in JSON_NAMES:
+    if rel.rsplit("/", 1)[-1] in JSON_NAMES or next((t.lstrip() for t in lines if t.strip()), "")[:1] == "{":
         bundle.configs[rel] = _json_entries(bundle, rel, lines)
         return
     entries = []

@@ -4,7 +4,10 @@ collect_env output, nvidia-smi captures, kernel log captures (dmesg), wandb-meta
 Launch facts, for the verification command (decide/launch.py): `launch.cmdline` (the command line of cmdline.txt,
 its `value` the line with backslash continuations joined), and from wandb-metadata.json `launch.program`,
 `launch.codePath`, `launch.codePathLocal`, `launch.root`, `launch.executable` (value: the string) and
-`launch.args` (value: the list of arguments wandb recorded, `sys.argv[1:]`)."""
+`launch.args` (value: the list of arguments wandb recorded, `sys.argv[1:]`).
+
+HF's train_results.json / all_results.json (Trainer.save_metrics after train() returned) with `train_runtime`
+give the fact `hf.train_summary`, as the final summary entry of trainer_state.json does: the run completed."""
 from __future__ import annotations
 
 import json
@@ -19,7 +22,10 @@ MAX_LINES = 5000
 NAMES = {"git_sha.txt", "git.txt", "seed.txt", "cuda_info.txt", "env.txt", "environment.txt", "pip_freeze.txt",
          "requirements.txt", "collect_env.txt", "nvidia-smi.txt", "nvidia_smi.txt", "dmesg.txt", "kern.txt",
          "wandb-metadata.json", "system_info.txt", "versions.txt", ".netrc", "netrc", "env.json", "launch.sh",
-         "cmdline.txt", "cmd.txt", "command.txt", "cmdline"}
+         "cmdline.txt", "cmd.txt", "command.txt", "cmdline", "train_results.json", "all_results.json"}
+# transformers' Trainer.save_metrics("train", …) after train() returned (the example scripts' last step): the
+# run reached the end of Trainer.train
+RESULTS_NAMES = {"train_results.json", "all_results.json"}
 CMDLINE_NAMES = {"cmdline.txt", "cmd.txt", "command.txt", "cmdline"}
 _WANDB_LAUNCH = ("program", "codePath", "codePathLocal", "root", "executable")
 _PKG = lazy_re(r"^(torch|deepspeed|transformers|accelerate|pytorch-lightning|lightning|megatron-core|jax|jaxlib|"
@@ -57,6 +63,13 @@ def read(bundle, entry, ctx) -> None:
                 meta = json.loads("\n".join(ln.text for ln in lines))
             except ValueError:
                 bundle.note(f"{rel}: not valid JSON; skipped")
+                return
+            if isinstance(meta, dict) and name in RESULTS_NAMES:
+                if isinstance(meta.get("train_runtime"), (int, float)):
+                    n = next((ln.line for ln in lines if '"train_runtime"' in ln.text), None)
+                    text = next((ln.text for ln in lines if '"train_runtime"' in ln.text), "")
+                    bundle.facts.setdefault("hf.train_summary", Source(rel, n, text.strip().rstrip(",")))
+                ctx.record(f, "facts")
                 return
             if isinstance(meta, dict):
                 for k in ("python", "gpu", "gpu_count", "cuda", "host", "program", "startedAt", "os"):
