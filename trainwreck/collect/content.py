@@ -12,8 +12,14 @@ from typing import Dict, List, Optional, Tuple
 from trainwreck import lazy_re
 from trainwreck.collect.inflate import sniff_head
 from trainwreck.collect.safeio import BoundedFile, Entry, Skip, looks_binary
-from trainwreck.collect.sniff import (SNIFF_BYTES, doc_shows_a_run, json_document_kind, settings_document, suffix_kind,
-                                     text_kind)
+from trainwreck.collect.sniff import (
+    SNIFF_BYTES,
+    doc_shows_a_run,
+    json_document_kind,
+    settings_document,
+    suffix_kind,
+    text_kind,
+)
 
 SNIFF_FILES = 1024
 SHOWN = 4  # files named per reason in the note
