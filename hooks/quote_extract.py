@@ -157,7 +157,8 @@ def _quote_kind(text, origin, context):
         return None if _has(n, ctx_raw, V_GENNUM) else "text"
     tn = norm_words(t)
     has_num = bool(_NUMBER.search(t))
-    strong = _has(tn, low, V_LOG_STRONG) or bool(_MESSAGE.match(t) and " " in t)
+    strong = _has(tn, low, V_LOG_STRONG) or bool(_MESSAGE.match(t) and " " in t) or \
+        bool(" " in t and _ERROR_CODE.match(t.split(None, 1)[0]))  # `CUBLAS_STATUS_ALLOC_FAILED when calling …`
     if " " not in t:
         if _FILE_LINE.search(t):
             return None                               # a place, not a quote: train.py:88

@@ -22,8 +22,10 @@ _NUM_RE = re.compile(r"(?<![\w.])" + _NUM + r"(?![\w])")
 _NUM_FULL = re.compile(_NUM + r"%?")
 
 
-# Quote marks are dropped on both sides: a reply may add them around a quoted segment or lose them ('lr': 0.1).
-_QUOTES = str.maketrans({'"': None, "'": None, "\u201c": None, "\u201d": None, "\u2018": None, "\u2019": None})
+# Quote marks are dropped on both sides: a reply may add them around a quoted segment or lose them ('lr': 0.1), and
+# a Markdown code span cannot hold the backticks a message has (PyTorch's "when calling `cublasCreate(handle)`").
+_QUOTES = str.maketrans({'"': None, "'": None, "\u201c": None, "\u201d": None, "\u2018": None, "\u2019": None,
+                         "`": None})
 
 
 def normalise(text):

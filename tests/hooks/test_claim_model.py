@@ -202,3 +202,74 @@ def test_near_misses_of_a_number_are_tried_a_bounded_number_of_times():
     assert quote_match._find(few, "2.5") == len(few) - 3              # the whole number, past ten near misses
     many = "12.5 " * (quote_match.FIND_TRIES + 10) + "2.5"
     assert quote_match._find(many, "2.5") == 1                         # past the bound: the plain match (no block)
+
+
+# ---------------------------------------------------------------- b5's dev part (issue 11, next session)
+
+def test_a_status_code_message_with_words_is_a_quote_to_find():
+    a = claim_detector.analyse("The first forward dies with `CUBLAS_STATUS_ALLOC_FAILED when calling "
+                               "cublasCreate(handle)`, so cuBLAS could not get its workspace.")
+    assert [q.text for q in a.quotes] == ["CUBLAS_STATUS_ALLOC_FAILED when calling cublasCreate(handle)"]
+    b = claim_detector.analyse("It's the clipping: `clip_grad_norm_(p, 1.0)` runs after the step, so it does "
+                               "nothing.")
+    assert b.quotes == []                                                       # still a code snippet
+
+
+def test_a_word_changed_in_a_status_message_is_blocked(data):
+    t = Transcript(seed="cublas")
+    t.prompt(PROMPT)
+    t.tool("Bash", {"command": "tail -n 2 runs/exp1/err.log"},
+           "RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`")
+    ok = "It dies with `CUBLAS_STATUS_ALLOC_FAILED when calling cublasCreate(handle)`, so cuBLAS ran out of memory."
+    t.say(ok)
+    path = t.write(str(data / "cb.jsonl"))
+    assert evidence_guard.decide(stop_payload("cb", path, str(data), ok)) is None
+    wrong = ok.replace("ALLOC_FAILED", "EXECUTION_FAILED").replace("ran out of memory", "hit a bad kernel")
+    t.say(wrong)
+    t.write(path)
+    assert evidence_guard.decide(stop_payload("cb2", path, str(data), wrong))
+
+
+@pytest.mark.parametrize("msg", [
+    "- It crashed in epoch 4 with `CUDA error: an illegal memory access was encountered`.\n"
+    "- Root cause not investigated yet; next step is a rerun with CUDA_LAUNCH_BLOCKING=1.",
+    "The run stopped at step 900 with an illegal memory access. We haven't identified the root cause yet.",
+    "Diagnosis: cause still unknown. The log ends at step 900 with an illegal memory access.",
+])
+def test_a_reply_saying_the_cause_is_not_known_states_none(data, msg):
+    assert _no_tool(data, msg, "ok so to recap for my standup: the bert job died at epoch 4. anything missing?",
+                    sid="u%d" % (hash(msg) % 1000)) is None
+
+
+def test_worked_differences_are_not_readings_and_about_is_a_rounded_one():
+    a = claim_detector.analyse("From 0.9104 at epoch 95 to 0.9512 at epoch 98: about +0.04 in three epochs, "
+                               "roughly 0.913 on average.")
+    assert [(q.text, q.kind) for q in a.readings] == [("0.9104", "number"), ("0.9512", "number"),
+                                                      ("0.913", "approx")]
+
+
+def test_a_follow_up_with_its_own_arithmetic_rests_on_the_earlier_readings(data):
+    msg = ("From 0.9104 at epoch 95 to 0.9512 at epoch 98 — about +0.04 (≈4.5%) in three epochs, while train cls "
+           "loss went 0.6120 → 0.6052. That widening gap is the overfitting signal.")
+    out = "epoch,train/cls_loss,val/cls_loss\n95,0.6120,0.9104\n96,0.6101,0.9281\n98,0.6052,0.9512"
+    assert _follow_up(data, [out], "so how much has val cls loss gone up?", msg, "ar") is None
+    assert _follow_up(data, [out], "so how much has val cls loss gone up?", msg.replace("0.9512", "0.9612"), "ar2")
+
+
+def test_a_conditional_fix_does_not_hedge_the_diagnosis_above_it(data):
+    msg = ("## Why\nThis is fp16 overflow in the attention softmax: the activations exceed 65504 and the logits "
+           "become inf.\n\n## Fix\nIf your GPU has no bf16, keep attention in fp32; otherwise train with bf16.")
+    a = claim_detector.analyse(msg)
+    assert not a.hedged and a.claims and a.claims[0].startswith("This is fp16 overflow")
+    assert _no_tool(data, msg, "my qwen SFT shows loss 0.0 and grad_norm nan, what's going on?", sid="cf")
+    hedged = msg.replace("## Why\nThis is", "## Why\nThis might be")
+    assert _no_tool(data, hedged, "my qwen SFT shows loss 0.0 and grad_norm nan, what's going on?", sid="cf2") is None
+
+
+@pytest.mark.parametrize("text", [
+    "my xgboost valid-logloss:0.41880 is worse than train-logloss:0.24412",
+    "Ray Train worker killed: ray.exceptions.OutOfMemoryError on the node",
+    "the lightgbm model overfits after 400 rounds",
+])
+def test_tabular_ml_and_other_trainers_are_the_domain(text):
+    assert claim_detector.analyse_domain(text)
