@@ -200,6 +200,7 @@ def detect(bundle: Bundle) -> List[Finding]:
                 f.claim += (f"; {why}: the rest of the model learns, and this term is one that does not train "
                             "(a term with nothing trainable behind it)")
         out.append(f)
+    out += _accuracy_frozen(bundle, out)
     # the gradient norm exactly 0
     g = finite_points(bundle.best_series("grad_norm"))
     if len(g) >= 2 and g[-1].value == 0.0:
@@ -267,6 +268,32 @@ def detect(bundle: Bundle) -> List[Finding]:
     return out
 
 
+
+
+FROZEN_ACC_MIN = 5  # evaluations a training accuracy must repeat, to every digit, to say nothing moves
+FROZEN_ACC_DIGITS = 4  # ... printed with at least this many significant digits (a share of a tiny set repeats)
+
+
+def _accuracy_frozen(bundle: Bundle, found: List[Finding]) -> List[Finding]:
+    """The training accuracy repeated to every printed digit (13.9155 % five epochs running) below its ceiling:
+    not one prediction on the training data changes from one epoch to the next, so the parameters do not move
+    (a converged model at 100 % repeats too; that is the ceiling, left out)."""
+    if any(f.id == "metric.loss-constant" for f in found):
+        return []  # the frozen loss already says it
+    pts = finite_points(bundle.best_series("accuracy"))
+    if len(pts) < FROZEN_ACC_MIN:
+        return []
+    i = _stuck_tail(pts, lambda a, b: a == b)
+    run, v = pts[i:], pts[-1].value
+    scale = 100.0 if max(p.value for p in pts) > 1.0 else 1.0
+    if len(run) < FROZEN_ACC_MIN or printed_digits(v) < FROZEN_ACC_DIGITS or not 0 < v < 0.9 * scale:
+        return []
+    return [_finding("metric.accuracy-frozen", f"the training accuracy is constant at {v!r} (every printed digit) "
+                     f"over {len(run)} evaluations, {at_step(run[0])} to {at_step(run[-1])}", len(run), 0.7,
+                     [run[0].source, run[-1].source], run[0],
+                     "Not one prediction on the training data changes between evaluations: the parameters do not "
+                     "move (lr 0, frozen or detached parameters, saturated or dead outputs), or the model predicts "
+                     "one class for everything.")]
 
 
 def train_twin_rise(bundle: Bundle, name: str) -> Optional[str]:

@@ -24,9 +24,12 @@ MAX_MATCH_CHARS = 8192  # regexes see at most this much of one line (tqdm lines 
 # A launcher or wrapper saying that a child process failed ("Step 1 exited with non-zero status 1",
 # CalledProcessError's "returned non-zero exit status"): the child's own error is elsewhere.
 WRAPPER = lazy_re(r"(?i)exited with non-zero (?:exit )?(?:status|code)|returned non-zero exit status|"
-                     r"died with <Signals\.|non-zero exit status \d+|exited with (?:return )?code [1-9]")
+                     r"died with <Signals\.|non-zero exit status \d+|exited with (?:return )?code [1-9]|"
+                     r"ProcessRaisedException\b")
+# (torch.multiprocessing.spawn re-raises a child's exception as ProcessRaisedException, with the child's traceback
+# after "-- Process N terminated with the following error:")
 _WRAPPER_GATES = ("zero", "Zero", "ZERO", "ied with", "IED WITH", "ith code", "ith return code", "ITH CODE",
-                  "ITH RETURN CODE")  # cheap substring tests before the case-blind regex
+                  "ITH RETURN CODE", "ProcessRaisedException")  # cheap substring tests before the case-blind regex
 
 def parse_rank(text: str) -> Optional[int]:
     return line_rank(text)  # the one rank parser

@@ -1,0 +1,124 @@
+"""Capabilities from the dev half of blind batch 14 (issue 9), each a general situation, not one case:
+
+- torch.multiprocessing.spawn re-raises a child's exception as `ProcessRaisedException`, with the child's own
+  traceback after "-- Process N terminated with the following error:": the wrapper is the launcher reporting, and
+  the child's error decides (a store-barrier timeout is then a rendezvous stall, not a crash);
+- the BFC allocator (TensorFlow, JAX before its own allocator) failing a request outright — "ran out of memory
+  trying to allocate 18.44GiB (rounded to 19805393664)requested by op", then its memory map — is a device OOM,
+  while its "The caller indicates that this is not a failure" warning alone is not;
+- cudaHostAlloc failing ("cudaHostAlloc failed, ret[2], out of memory") is pinned host memory exhausted: OOM of the
+  host-memory family, whatever framework printed it;
+- a training accuracy repeated to every printed digit over five evaluations, below its ceiling, is a model whose
+  predictions do not move: not learning.
+
+Message texts are the frameworks' own, as users pasted them (sources beside each)."""
+from trainwreck.pipeline import diagnose
+
+
+def _d(tmp_path, name, text):
+    (tmp_path / name).write_text(text, encoding="utf-8")
+    return diagnose(str(tmp_path), probe=False).diagnosis.to_json()
+
+
+SPAWN = ("Traceback (most recent call last):\n"
+         '  File "distributed_slurm_main.py", line 420, in <module>\n'
+         "    main()\n"
+         '  File "distributed_slurm_main.py", line 131, in main\n'
+         "    mp.spawn(main_worker, nprocs=ngpus_per_node, args=(ngpus_per_node, args))\n"
+         '  File "/usr/local/lib/python3.8/dist-packages/torch/multiprocessing/spawn.py", line 150, in join\n'
+         "    raise ProcessRaisedException(msg, error_index, failed_process.pid)\n"
+         "torch.multiprocessing.spawn.ProcessRaisedException:\n\n"
+         "-- Process 1 terminated with the following error:\n"
+         "Traceback (most recent call last):\n"
+         '  File "/usr/local/lib/python3.8/dist-packages/torch/multiprocessing/spawn.py", line 59, in _wrap\n'
+         "    fn(i, *args)\n"
+         '  File "distributed_slurm_main.py", line 137, in main_worker\n'
+         "    dist.init_process_group(backend='nccl', init_method=args.dist_url)\n")
+
+
+def test_a_spawned_childs_error_decides_not_the_spawn_wrapper(tmp_path):
+    # https://github.com/tczhangzhi/pytorch-distributed/issues/18 (the child's store-barrier timeout)
+    d = _d(tmp_path, "slurm.out", SPAWN + "RuntimeError: Timed out initializing process group in store based "
+           "barrier on rank: 2, for key: store_based_barrier_key:1 (world_size=2, worker_count=4, timeout=0:30:00)\n")
+    assert d["classification"] == "stall", d["headline"]
+    assert d["primary_cause"]["id"] == "store-based-barrier-timeout"
+
+
+def test_a_spawned_childs_crash_is_still_a_crash_named_by_the_child(tmp_path):
+    d = _d(tmp_path, "slurm.out", SPAWN + "ValueError: too many values to unpack (expected 2)\n")
+    assert d["classification"] == "crash", d["headline"]
+    assert "ValueError" in d["headline"] and "ProcessRaisedException" not in d["headline"]
+
+
+BFC = ("I0924 02:51:41.554258 140344264349504 submission_runner.py:236] Starting training loop.\n"
+       "2022-09-24 02:54:07.009542: W external/org_tensorflow/tensorflow/core/common_runtime/bfc_allocator.cc:479] "
+       "Allocator (GPU_0_bfc) ran out of memory trying to allocate 18.44GiB (rounded to 19805393664)requested by op\n"
+       "2022-09-24 02:54:07.009772: W external/org_tensorflow/tensorflow/core/common_runtime/bfc_allocator.cc:491] "
+       "**************************_______________________________________\n")
+
+
+def test_the_bfc_allocator_failing_a_request_is_a_device_oom(tmp_path):
+    # https://github.com/mlcommons/algorithmic-efficiency/issues/137
+    d = _d(tmp_path, "train.log", BFC)
+    assert d["classification"] == "OOM", d["headline"]
+    assert d["primary_cause"]["id"] == "tf-bfc-allocator-failed" and "18.44GiB" in d["headline"]
+    assert d["primary_cause"]["family"]["id"] == "gpu-memory"
+
+
+def test_the_bfc_allocators_not_a_failure_warning_is_no_oom(tmp_path):
+    # https://github.com/tensorflow/tensorflow/issues/43546: the warning TensorFlow says is not a failure
+    d = _d(tmp_path, "train.log",
+           "Epoch 1/3\n"
+           "2020-09-24 21:35:23.363348: W tensorflow/core/common_runtime/bfc_allocator.cc:246] Allocator (GPU_0_bfc) "
+           "ran out of memory trying to allocate 1.02GiB with freed_by_count=0. The caller indicates that this is not "
+           "a failure, but may mean that there could be performance gains if more memory were available.\n"
+           "1875/1875 [==============================] - 12s 6ms/step - loss: 0.2210 - accuracy: 0.9351\n"
+           "Epoch 2/3\n1875/1875 [==============================] - 11s 6ms/step - loss: 0.1010 - accuracy: 0.9702\n"
+           "Epoch 3/3\n1875/1875 [==============================] - 11s 6ms/step - loss: 0.0712 - accuracy: 0.9788\n")
+    assert d["classification"] != "OOM", d["headline"]
+
+
+def test_cuda_host_alloc_failing_is_host_memory(tmp_path):
+    # https://github.com/mindspore-ai/mindspore/issues/172 (MindSpore's dataset queue, pinned host memory)
+    d = _d(tmp_path, "train.log",
+           "============== Starting Training ==============\n"
+           "[ERROR] MD(14433,7fea2effd700,python):2021-12-12-14:13:43.932.181 [mindspore/ccsrc/minddata/dataset/util/"
+           "arena.cc:250] Init] cudaHostAlloc failed, ret[2], out of memory\n"
+           "[ERROR] MD(14433,7fea2effd700,python):2021-12-12-14:13:43.932.253 [mindspore/ccsrc/minddata/dataset/util/"
+           "task.cc:67] operator()] Task:  - thread(140643787593472) is terminated with err msg: Out of memory. "
+           "Memory malloc failed.\n")
+    assert d["classification"] == "OOM", d["headline"]
+    assert d["primary_cause"]["id"] == "pinned-host-alloc-failed"
+    assert d["primary_cause"]["family"]["id"] == "host-memory"
+
+
+def _acc(values, val=None):
+    val = val or ["13.6807"] * len(values)
+    return "".join(f"Epoch {85 + i}\t\tTrain Accuracy: {v} %\t\tVal Accuracy: {w} %\n" for i, (v, w) in
+                   enumerate(zip(values, val)))
+
+
+def test_a_training_accuracy_frozen_to_every_digit_is_not_learning(tmp_path):
+    # https://github.com/usef-kh/fer/issues/13: 13.9155 % every epoch on 7-class FER2013
+    d = _d(tmp_path, "train.log", "Epoch    85: reducing learning rate of group 0 to 1.7818e-04.\n" +
+           _acc(["13.9155"] * 5))
+    assert d["classification"] == "stall", d["headline"]
+    assert d["primary_cause"]["id"] == "metric.accuracy-frozen" and "13.9155" in d["headline"]
+
+
+def test_an_accuracy_that_moves_repeats_only_by_rounding_or_sits_at_its_ceiling_is_no_stall(tmp_path):
+    moving = tmp_path / "a"
+    moving.mkdir()
+    assert _d(moving, "train.log", _acc(["13.9155", "14.0021", "15.3372", "17.1108", "18.9012"],
+                                        ["13.1", "13.9", "14.6", "16.2", "17.7"]))["classification"] == "unclear"
+    rounded = tmp_path / "b"
+    rounded.mkdir()
+    assert _d(rounded, "train.log", _acc(["61.5"] * 5, ["55.1", "56.0", "56.2", "57.9", "58.3"]))["classification"] == "unclear"  # few digits repeat
+    ceiling = tmp_path / "c"
+    ceiling.mkdir()
+    assert _d(ceiling, "train.log", _acc(["97.1", "98.3"] + ["98.7654"] * 5,
+                                         ["90.1", "90.6", "91.2", "91.0", "91.4", "91.3", "91.5"]))[
+        "classification"] == "unclear"  # converged near its ceiling: a deterministic pass repeats exactly
+    four = tmp_path / "d"
+    four.mkdir()
+    assert _d(four, "train.log", _acc(["13.9155"] * 4, ["13.1", "13.9", "14.6", "16.2"]))["classification"] == "unclear"  # fewer than five
