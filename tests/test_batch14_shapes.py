@@ -12,6 +12,8 @@
   predictions do not move: not learning.
 
 Message texts are the frameworks' own, as users pasted them (sources beside each)."""
+import json
+
 from trainwreck.pipeline import diagnose
 
 
@@ -122,3 +124,47 @@ def test_an_accuracy_that_moves_repeats_only_by_rounding_or_sits_at_its_ceiling_
     four = tmp_path / "d"
     four.mkdir()
     assert _d(four, "train.log", _acc(["13.9155"] * 4, ["13.1", "13.9", "14.6", "16.2"]))["classification"] == "unclear"  # fewer than five
+
+
+def _csv(tmp_path, rows, header="epoch,step,train_loss_epoch,val_loss"):
+    (tmp_path / "metrics.csv").write_text(header + "\n" + "".join(",".join(map(str, r)) + "\n" for r in rows))
+    return diagnose(str(tmp_path), probe=False).diagnosis.to_json()
+
+
+def test_a_loss_that_fell_a_fifth_and_then_froze_converged(tmp_path):
+    # PaiNN's epoch log (MrCogito/Deep_learning_2023): the L1 falls 0.7362 -> 0.5715 and repeats to every digit for
+    # the last 175 epochs of a run LSF reports "Successfully completed": converged, the schedule's lr near 0
+    rows = [(e, e, round(0.7362 - 0.0011 * e, 4), 0.01) for e in range(150)] + \
+           [(e, e, 0.5715, 0.0074) for e in range(150, 330)]
+    d = _csv(tmp_path, rows)
+    assert d["classification"] == "unclear", d["headline"]
+    stuck = tmp_path / "stuck"
+    stuck.mkdir()
+    rows = [(e, e, round(0.6300 - 0.0001 * e, 4), 0.01) for e in range(5)] + [(e, e, 0.6295, 0.0074)
+                                                                              for e in range(5, 300)]
+    assert _csv(stuck, rows)["classification"] == "stall"  # barely moved first: it never learned
+
+
+def test_a_long_spike_episode_the_run_went_on_past_is_transient(tmp_path):
+    # a Lightning CSVLogger run (EEG, 4 classes): epoch losses 7.4, 7.8, 101.8, 4.4 at epochs 24-27, then the run
+    # trains on to 0.85, below where it was before the episode
+    loss = [1.38 - 0.006 * e for e in range(24)] + [7.40, 7.76, 101.84, 4.45] + \
+        [1.16 - 0.004 * (e - 28) for e in range(28, 103)]
+    rows = [(e, 3 * e, round(v, 4), "") for e, v in enumerate(loss)]
+    d = _csv(tmp_path, rows)
+    assert d["classification"] == "unclear", d["headline"]
+    worse = tmp_path / "worse"
+    worse.mkdir()
+    loss = loss[:28] + [1.16 + 0.003 * (e - 28) for e in range(28, 103)]  # came back, then ends above where it was
+    rows = [(e, 3 * e, round(v, 4), "") for e, v in enumerate(loss)]
+    assert _csv(worse, rows)["classification"] == "divergence"
+
+
+def test_a_loss_that_lives_at_an_astronomical_size_is_divergence_at_any_length(tmp_path):
+    # PaiNN (MrCogito/Deep_learning_2023 dynamoFix_0.md): train loss ~3e31 for 90 epochs, eval loss 2.73563e+31
+    # at every evaluation: a blow-up that saturated, not a model that stopped moving
+    rows = [(e, e, 5.4e30 * (1 + 0.05 * min(e, 100)), 2.735630536932239e+31) for e in range(90)]
+    d = _csv(tmp_path, rows)
+    assert d["classification"] == "divergence", d["headline"]
+    assert d["primary_cause"]["id"] == "metric.loss-astronomical"
+    assert "metric.eval-frozen" not in json.dumps(d)  # the saturated eval loss is no "model that stopped moving"

@@ -89,7 +89,10 @@ def _loss_rules(name: str, lp: List[Point], component: bool) -> List[Finding]:
         return [_finding("metric.loss-implausible", claim, points_confidence(n, 0.85),
                          [lp[i].source, lp[0].source, lp[-1].source], lp[i].step, component)]
     astro = [p for p in lp if abs(p.value) >= ASTRONOMICAL]
-    if astro and (len(astro) >= 2 or astro[-1] is lp[-1]) and n < SHORT * 5:
+    # any length, when it is most of the series or where it ends: a loss that lives at 1e31 has blown up however
+    # long it was logged there (a long series with a few such values is left to the spike and trend detectors)
+    if astro and (len(astro) >= 2 or astro[-1] is lp[-1]) and (n < SHORT * 5 or astro[-1] is lp[-1]
+                                                              or 2 * len(astro) >= n):
         top = max(astro, key=lambda p: abs(p.value))
         claim = (f"{name} reaches {fmt(top.value)} at {at_step(top)} ({len(astro)} of {n} points at or beyond "
                  f"{ASTRONOMICAL:.0g} in magnitude, first at {at_step(astro[0])}): finite, but no loss of a healthy run "

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import List, Optional
 
 from trainwreck import lazy_re
+from trainwreck.analyze.blowup import ASTRONOMICAL
 from trainwreck.analyze.not_learning import finite_points, printed_digits
 from trainwreck.analyze.trajectory_stats import few_words, fmt, points_confidence
 from trainwreck.collect.bundle import Bundle
@@ -104,6 +105,8 @@ def detect(bundle: Bundle) -> List[Finding]:
         need = MIN_DIGITS if "loss" in name else 2  # a loss printed with 2 digits can repeat by chance
         if pts[0].value == 0.0 or printed_digits(pts[0].value) < need:
             continue  # an exact 0 is not_learning's
+        if "loss" in name and abs(pts[0].value) >= ASTRONOMICAL:
+            continue  # a loss frozen at 1e31 has blown up and saturated: blowup's, not a model that stopped moving
         frozen.append((name, pts))
     if not any("loss" in name or (_low_accuracy(name, pts[0].value) and printed_digits(pts[0].value) >= MIN_DIGITS)
                for name, pts in frozen):

@@ -180,8 +180,8 @@ def detect(bundle: Bundle) -> List[Finding]:
             out.append(_finding("metric.loss-exactly-zero", claim, len(run), 0.7, ev, run[0], meaning, fixes))
             continue
         need = 4 if len(run) < 10 else 3 if len(run) < 30 else 2
-        if i > 0 and min(p.value for p in pts[:i]) > 0 and v > 0 and max(p.value for p in pts[:i]) > 1.5 * v:
-            continue  # it learned first (fell well below where it started) and then froze: converged or lr at 0
+        if i > 0 and min(p.value for p in pts[:i]) > 0 and v > 0 and max(p.value for p in pts[:i]) > 1.2 * v:
+            continue  # it learned first (fell a fifth or more below its high) and then froze: converged or lr at 0
         if printed_digits(v) < need:
             continue  # a value printed with few digits repeats by rounding alone
         claim = (f"{name} is constant at {v!r} (every printed digit) over {len(run)} points, {at_step(run[0])} to "

@@ -198,7 +198,9 @@ def spikes(points: Sequence[Point], name: str = "loss", limit: int = 3,
         # a one- or two-point spike that came back (one bad batch, in a per-step or an epoch-averaged log) is a
         # trajectory observation (kind "trajectory"): decide never makes it the run's failure. A longer episode,
         # or one that did not come back, is kind "spike", which may count as divergence.
-        benign = back is not None and width <= SINGLE_BATCH
+        # An episode that came back, after which the series ends below where it was before it (the run went on
+        # learning past it), is transient whatever its width.
+        benign = back is not None and (width <= SINGLE_BATCH or xs[-1] < med)
         out.append(Finding(f"metric.{'gradnorm' if name == 'grad_norm' else 'loss'}-spike", claim, DIRECT,
                            0.4 if back is not None else 0.5, ev_src, role="factor",
                            kind="trajectory" if benign else "",
