@@ -94,3 +94,25 @@ def test_eval_results_alone_do_not_say_the_training_ended(tmp_path):
     (tmp_path / "train.log").write_text("step 10 loss 2.3\nstep 20 loss 2.1\nstep 30 loss 1.9\n")
     (tmp_path / "all_results.json").write_text(json.dumps({"epoch": 1.0, "eval_loss": 1.9, "eval_runtime": 3.2}))
     assert _outcome(tmp_path)["outcome"] == "unknown"
+
+
+def _log(tmp_path, lines):
+    (tmp_path / "train.log").write_text("".join(ln + "\n" for ln in lines))
+    return _outcome(tmp_path)
+
+
+def test_a_last_step_counter_at_its_total_is_the_end_of_training(tmp_path):
+    # modded-nanogpt's record logs: `step:5625/5625 val_loss:3.27903 train_time:833.211s step_avg:148.13ms`
+    lines = [f"step:{s}/5625 val_loss:{3.9 - s / 5625:.5f} train_time:{s * 0.148:.3f}s step_avg:148.13ms"
+             for s in range(125, 5626, 125)]
+    out = _log(tmp_path, lines)
+    assert out["outcome"] == "completed" and "5625/5625" in out["why"]
+    short = tmp_path / "short"
+    short.mkdir()
+    assert _log(short, lines[:-3])["outcome"] != "completed"  # stops at 5250/5625
+
+
+def test_an_epochs_own_batch_counter_at_its_end_is_not_the_end_of_training(tmp_path):
+    lines = [f"Epoch 3 | Batch [{b}/3811] | loss: {0.9 - b / 10000:.4f}" for b in range(100, 3812, 100)] + \
+        ["Epoch 3 | Batch [3811/3811] | loss: 0.5190"]
+    assert _log(tmp_path, lines)["outcome"] == "unknown"

@@ -212,7 +212,29 @@ def _epochs_done(first: Point, last: Point, n: int) -> bool:
 
 def progress_markers(bundle: Bundle) -> List[Finding]:
     """Completion markers that rest on facts, counters and series rather than on a message."""
-    return _state_or_length(bundle) + _epoch_counter(bundle) + _eta_zero(bundle)
+    return _state_or_length(bundle) + _epoch_counter(bundle) + _eta_zero(bundle) + _step_counter_end(bundle)
+
+
+# a global step counter printed with its total: modded-nanogpt's `step:5625/5625 val_loss:3.279`, `Step 3000/3000 |`,
+# `iter 5000/5000`, mmengine's `Iter(train) [5000/5000]`. (An epoch's own batch counter, `Batch [3811/3811]` or
+# `Epoch [3][50/50]`, ends every epoch, and `Epoch 3/3` is printed before the last epoch runs: neither is the end.)
+_STEP_OF = lazy_re(r"(?i)\b(?:global[_ ]step|step|iter(?:ation)?|it)(?:\(train\))?\s*[:=#]?\s*\[?\s*(\d{1,9})\s*/\s*(\d{1,9})\b")
+
+
+def _step_counter_end(bundle: Bundle) -> List[Finding]:
+    """The log's last step counter reads N/N: the training loop printed its final step."""
+    for log in bundle.logs:
+        tail = [ln for ln in log.lines[-_TAIL:] if ln.text.strip()]
+        for ln in reversed(tail):
+            ms = list(_STEP_OF.finditer(ln.text[:4000])) if "/" in ln.text else []
+            if not ms:
+                continue
+            k, n = int(ms[-1].group(1)), int(ms[-1].group(2))
+            if 1 < n == k:
+                return [_marker(f"the log's last step counter reads {k}/{n}: the training loop printed its final "
+                                "step", [ln.source()], {"step": k, "of": n, "unit": "step"}, "counter")]
+            break
+    return []
 
 
 def _eta_zero(bundle: Bundle) -> List[Finding]:
