@@ -23,9 +23,10 @@ _NUM_FULL = re.compile(_NUM + r"%?")
 
 
 # Quote marks are dropped on both sides: a reply may add them around a quoted segment or lose them ('lr': 0.1), and
-# a Markdown code span cannot hold the backticks a message has (PyTorch's "when calling `cublasCreate(handle)`").
+# a Markdown code span cannot hold the backticks a message has (PyTorch's "when calling `cublasCreate(handle)`"): a
+# backtick becomes a space, so that it never joins the words on either side of it.
 _QUOTES = str.maketrans({'"': None, "'": None, "\u201c": None, "\u201d": None, "\u2018": None, "\u2019": None,
-                         "`": None})
+                         "`": " "})
 
 
 def normalise(text):
