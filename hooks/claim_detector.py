@@ -35,8 +35,8 @@ from claim_vocab import (
 from quote_extract import Quote, _fence_quotes, _inline_quotes, _table_quotes, mask_with_map
 
 # A reading written in prose: a number with two or more decimals (0.3817, 2.3026, ~0.348), not a version (1.13.1).
-_READING = re.compile(r"(?<![\w.~≈+±])(~|≈|(?:about|around|roughly|approximately|approx\.?|nearly|almost) )?\s?"
-                      r"(?<![+±])(\d+\.\d{2,})(?![\w]|\.\d)")  # (+0.04 is a difference the reply worked out)
+_READING = re.compile(r"(?<![\w.~≈+±−])(~|≈|(?:about|around|roughly|approximately|approx\.?|nearly|almost) )?\s?"
+                      r"(?<![+±−])(?<![+±−-] )(\d+\.\d{2,})(?![\w]|\.\d)")  # (+0.04, − 0.04: the reply's arithmetic)
 _SENT_SPLIT = re.compile(r"(?<=[.!?;])\s+(?=\S)|(?<=[。！？；])")
 
 
@@ -192,15 +192,19 @@ def analyse(message, max_chars=200000):
                 a.readings.append(Quote(m.group(2), "approx" if approx else "number", "prose"))
     first = None
     for idx, (s, sec, lab, first_under_claim, orig) in enumerate(sentences):
-        if _UNKNOWN_CAUSE.search(s.lower()):
+        unknown = _UNKNOWN_CAUSE.search(s.lower())
+        if unknown:
             a.hedged = True           # "the excerpt doesn't say what made it NaN": the reply names no cause
-            continue                  # ("Root cause: not investigated yet" is a label that names none)
+            if not _sentence_state(s[unknown.end():])[0] and "code" not in s[unknown.end():].split():
+                continue              # ("Root cause: not investigated yet" is a label that names none; but "the cause
+                #                        was not clear at first, but X caused it" goes on to name one)
         causal, hedged, other = _sentence_state(s)
         if causal == "weak" and uncertain:
             causal = ""                               # background in a reply that says it doesn't know
         if sec == "hedge" or lab == "hedge":
             hedged = True
-        if hedged and (sec == "fix" or lab == "fix") and not (sec == "hedge" or lab == "hedge"):
+        if hedged and (sec == "fix" or lab == "fix") and not (sec == "hedge" or lab == "hedge") and \
+                _CONDITIONAL.match(s.lower()):
             continue                                  # "if your GPU has no bf16, …": a conditional fix, no doubt
         if not hedged and a.hedged and _ALTERNATIVE.match(s.lower()):
             hedged = True                             # "One possibility is X. Another is Y.": Y is a candidate too
@@ -267,9 +271,10 @@ _UNKNOWN_CAUSE = re.compile(r"\b(?:doesn't|does not|don't|do not|can't|cannot|wo
                             r"(?:yet )?(?:say|show|tell|know|see|explain|reveal|determine)\w* (?:yet )?(?:what|why|which|"
                             r"the cause|the reason)\b|\bnot (?:clear|obvious|known|visible) (?:yet )?(?:what|why)\b|"
                             r"\b(?:root )?cause (?:is |was |remains |still )*(?:not (?:yet )?(?:known|clear|investigated|"
-                            r"determined|identified|confirmed|established)|unknown|unclear|undetermined|tbd)\b|"
+                            r"determined|identified|confirmed|established)|unknown|unclear|undetermined|tbd)\b(?!-)|"
                             r"\b(?:haven't|have not|hasn't|has not|didn't|did not) (?:yet )?(?:found|identified|determined|"
                             r"investigated|pinned down) (?:the |a )?(?:root )?cause\b")
+_CONDITIONAL = re.compile(r"^\W*(?:if|unless|otherwise|when|in case|wenn|falls|si|se|sinon|如果|もし|만약)\b")
 _ALTERNATIVE = re.compile(r"^\W*(?:another|a (?:second|third|fourth)|alternatively|or else|a further|also possible|"
                           r"the other|otherwise|或者|另一|もう一つ|또는|sinon|alternativ|otra|outra|un'altra)")
 

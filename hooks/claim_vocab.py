@@ -197,7 +197,7 @@ CLAIM_LABELS = [
     "root cause*", "cause", "the cause", "diagnosis", "reason", "culprit",
     "why it failed", "why it crashed", "why it diverged", "why it hangs", "why it hung",
     "why the loss", "verdict", "conclusion", "what went wrong", "why it happened", "why this happens",
-    "why this happened", "why", "warum", "pourquoi", "por qué", "perché", "为什么", "なぜ", "왜",
+    "why this happened",
     "ursache*", "diagnose", "grund", "cause racine", "cause", "diagnostic", "causa*",
     "diagnóstico", "razón", "根本原因", "原因", "根因", "原因分析", "诊断", "結論", "结论",
     "診断", "原因", "причина", "원인",
@@ -420,12 +420,19 @@ V_NEGATION, V_EVIDENCE = _prep(NEGATION), _prep(EVIDENCE_CUE)
 V_LOG_STRONG, V_LOG_WEAK = _prep(LOG_STRONG), _prep(LOG_WEAK)
 
 
+# a heading that is the one word "Why" introduces the explanation (only the whole heading: "What to check and why"
+# is a plan)
+WHY_LABELS = {"why", "why?", "warum", "pourquoi", "por qué", "perché", "为什么", "なぜ", "왜"}
+
+
 def _label_kind(label):
     """'claim' | 'hedge' | 'fix' | None for a heading or a 'Label:' prefix."""
     n = norm_words(label)
     raw = label.lower()
     if len(n.split()) > 7:
         return None
+    if raw.strip(" #*_:?¿") in WHY_LABELS or raw.strip(" #*_:") in WHY_LABELS:
+        return "claim"
     if _has(n, raw, V_FIX_L):
         return "fix"
     if _has(n, raw, V_HEDGE_L) or _has(n, raw, V_HEDGE):

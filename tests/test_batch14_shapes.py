@@ -168,3 +168,14 @@ def test_a_loss_that_lives_at_an_astronomical_size_is_divergence_at_any_length(t
     assert d["classification"] == "divergence", d["headline"]
     assert d["primary_cause"]["id"] == "metric.loss-astronomical"
     assert "metric.eval-frozen" not in json.dumps(d)  # the saturated eval loss is no "model that stopped moving"
+
+
+def test_a_large_unnormalised_loss_that_falls_is_no_divergence(tmp_path):
+    rows = [(e, e, 3.9e10 * (1 - 0.01 * e), "") for e in range(60)]  # an MSE on raw targets, training fine
+    assert _csv(tmp_path, rows)["classification"] == "unclear"
+
+
+def test_an_accuracy_that_rose_and_then_froze_converged(tmp_path):
+    d = _d(tmp_path, "train.log", _acc(["20.1034", "45.2210", "70.9981", "85.3121"] + ["85.3121"] * 6,
+                                       ["20.5", "44.0", "69.1", "80.2", "80.4", "80.3", "80.5", "80.1", "80.6", "80.2"]))
+    assert d["classification"] == "unclear", d["headline"]

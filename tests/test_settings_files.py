@@ -116,3 +116,63 @@ def test_an_epochs_own_batch_counter_at_its_end_is_not_the_end_of_training(tmp_p
     lines = [f"Epoch 3 | Batch [{b}/3811] | loss: {0.9 - b / 10000:.4f}" for b in range(100, 3812, 100)] + \
         ["Epoch 3 | Batch [3811/3811] | loss: 0.5190"]
     assert _log(tmp_path, lines)["outcome"] == "unknown"
+
+
+# ---------------------------------------------------------------- from the review of these rules
+
+def test_a_step_counter_of_one_epoch_or_of_an_evaluation_is_not_the_end(tmp_path):
+    runs = {"tutorial": [f"Epoch [1/5], Step [{s}/600], Loss: {0.9 - s / 2000:.4f}" for s in range(100, 601, 100)],
+            "yolox": [f"epoch: 3/300, iter: {i}/1870, mem: 7000Mb, total_loss: 5.1, ETA: 2 days" for i in
+                      range(1670, 1871, 50)],
+            "val": ["step 400 loss 1.2"] + [f"Validation step {s}/50" for s in range(10, 51, 10)]}
+    for name, lines in runs.items():
+        d = tmp_path / name
+        d.mkdir()
+        assert _log(d, lines)["outcome"] != "completed", name
+
+
+def test_the_counter_regex_is_linear_on_long_runs_of_spaces():
+    import time
+
+    from trainwreck.analyze.outcome_progress import _STEP_OF
+    t = time.process_time()
+    for n in (500, 1000, 2000):
+        _STEP_OF.search("step" + " " * n + "/")
+    assert time.process_time() - t < 1.0  # was 40 s at n=1000 (three unbounded \s* around optional tokens)
+
+
+def test_a_results_file_left_by_an_earlier_run_does_not_finish_a_short_one(tmp_path):
+    (tmp_path / "all_results.json").write_text(json.dumps({"epoch": 3.0, "train_loss": 1.9, "train_runtime": 228.1}))
+    (tmp_path / "trainer_state.json").write_text(json.dumps({
+        "global_step": 1500, "max_steps": 3000,
+        "log_history": [{"step": s, "loss": 3.0 - s / 1000, "epoch": s / 1000} for s in range(100, 1501, 100)]},
+        indent=2))  # as Trainer writes it
+    assert _outcome(tmp_path)["outcome"] != "completed"
+
+
+def test_a_loop_counted_from_one_that_stops_one_short_did_not_finish(tmp_path):
+    rows = [{"step": s, "train_loss": 3.0 - s / 1000} for s in range(1, 1000)]
+    (tmp_path / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (tmp_path / "config.json").write_text(_settings(max_steps=1000))
+    assert _outcome(tmp_path)["outcome"] != "completed"
+
+
+def test_a_planned_schedule_is_not_how_far_the_run_got(tmp_path):
+    (tmp_path / "metrics.jsonl").write_text("".join(json.dumps({"step": s, "train_loss": 3.0 - s / 5000}) + "\n"
+                                                    for s in range(0, 3001, 50)))
+    (tmp_path / "lr_schedule.csv").write_text("step,lr\n" + "".join(f"{s},{3e-4 * (1 - s / 10000):.6g}\n"
+                                                                     for s in range(0, 10000, 100)) + "9999,0\n")
+    (tmp_path / "config.json").write_text(_settings(max_iters=10000))
+    assert _outcome(tmp_path)["outcome"] != "completed"
+
+
+def test_a_named_config_wins_over_another_settings_file_and_a_length_far_below_the_run_is_not_its_end(tmp_path):
+    _metrics(tmp_path, 3000)
+    (tmp_path / "eval.yaml").write_text("batch_size: 16\nmax_steps: 200\n")
+    (tmp_path / ".hydra").mkdir()
+    (tmp_path / ".hydra" / "config.yaml").write_text("trainer:\n  max_steps: 10000\n  lr: 0.001\n")
+    bundle = collect(locate(str(tmp_path)))
+    assert bundle.config("max_steps").value == "10000"
+    assert _outcome(tmp_path)["outcome"] != "completed"
+    (tmp_path / ".hydra" / "config.yaml").unlink()
+    assert _outcome(tmp_path)["outcome"] != "completed"  # 3000 logged steps are no run of max_steps 200

@@ -273,3 +273,30 @@ def test_a_conditional_fix_does_not_hedge_the_diagnosis_above_it(data):
 ])
 def test_tabular_ml_and_other_trainers_are_the_domain(text):
     assert claim_detector.analyse_domain(text)
+
+
+# ---------------------------------------------------------------- from the review of the b5 changes
+
+@pytest.mark.parametrize("msg", [
+    "The cause was not clear at first, but the log shows it: fp16 overflow at step 400 caused the NaN, see "
+    "`loss=nan at step 400`.",
+    "The cause is not clear-cut: the NaN is caused by fp16 overflow at step 400, as `loss=nan at step 400` shows.",
+])
+def test_an_unknown_cause_phrase_does_not_hide_the_claim_after_it(data, msg):
+    assert _no_tool(data, msg, sid="k%d" % (hash(msg) % 1000))
+
+
+def test_a_hedge_under_a_fix_heading_still_hedges(data):
+    msg = ("The loss went NaN at step 900 and the run stopped there.\n\n## Fix\nIt might be the fp16 loss scaler "
+           "underflowing; if so, switch to bf16.")
+    assert _no_tool(data, msg, sid="fh") is None
+
+
+def test_only_a_why_heading_of_its_own_introduces_a_claim(data):
+    msg = "## What to check next and why\nThe training log would show the first NaN step.\n\n1. Rerun with anomaly detection."
+    assert _no_tool(data, msg, sid="wh") is None
+
+
+def test_a_difference_with_a_minus_sign_is_not_a_reading():
+    a = claim_detector.analyse("It fell from 0.9512 to 0.9104, a change of −0.0408, and then by - 0.0121 more.")
+    assert [q.text for q in a.readings] == ["0.9512", "0.9104"]

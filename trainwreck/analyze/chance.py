@@ -35,7 +35,7 @@ def detect(bundle: Bundle) -> List[Finding]:
         if series and k_acc is None:
             a = median(p.value for p in series)
             frac = a / 100.0 if max(p.value for p in series) > 1.5 else a
-            if 0.0005 <= frac <= 0.5:
+            if 1e-6 <= frac <= 0.5:  # up to a vocabulary of a million: the loss must sit at ln(1/frac) too
                 k_acc = int(round(1.0 / frac))
     ks: Tuple[int, ...] = (cfg[0],) if cfg else COMMON_K + ((k_acc,) if k_acc and k_acc >= 2 else ())
     epochs = epochs_by_line(bundle)

@@ -12,6 +12,8 @@ import math
 from typing import List, Optional, Sequence
 
 from trainwreck.analyze import trajectory_context as ctx
+from trainwreck.analyze.chance_level import nearest_k
+from trainwreck.analyze.trajectory_shape import COMMON_K
 from trainwreck.analyze.trajectory_stats import at_step, epochs_by_line, few_words, fmt, late, points_confidence
 from trainwreck.collect.bundle import Bundle, Series
 from trainwreck.collect.metricnames import EVAL_PREFIXES, canonical, role
@@ -180,8 +182,10 @@ def detect(bundle: Bundle) -> List[Finding]:
             out.append(_finding("metric.loss-exactly-zero", claim, len(run), 0.7, ev, run[0], meaning, fixes))
             continue
         need = 4 if len(run) < 10 else 3 if len(run) < 30 else 2
-        if i > 0 and min(p.value for p in pts[:i]) > 0 and v > 0 and max(p.value for p in pts[:i]) > 1.2 * v:
-            continue  # it learned first (fell a fifth or more below its high) and then froze: converged or lr at 0
+        if i > 0 and min(p.value for p in pts[:i]) > 0 and v > 0 and max(p.value for p in pts[:i]) > 1.2 * v \
+                and nearest_k(v, COMMON_K) is None:
+            continue  # it learned first (fell to 1/1.2 of its high, a sixth or more) and froze: converged or lr at 0
+            # (not when it froze at ln(K): a fall to chance level is no learning)
         if printed_digits(v) < need:
             continue  # a value printed with few digits repeats by rounding alone
         claim = (f"{name} is constant at {v!r} (every printed digit) over {len(run)} points, {at_step(run[0])} to "
@@ -271,7 +275,8 @@ def detect(bundle: Bundle) -> List[Finding]:
 
 
 FROZEN_ACC_MIN = 5  # evaluations a training accuracy must repeat, to every digit, to say nothing moves
-FROZEN_ACC_DIGITS = 4  # ... printed with at least this many significant digits (a share of a tiny set repeats)
+FROZEN_ACC_DIGITS = 5  # ... printed with at least this many significant digits (a share of a tiny set repeats, and
+# a running average late in an epoch, 62.36, moves below two decimals)
 
 
 def _accuracy_frozen(bundle: Bundle, found: List[Finding]) -> List[Finding]:
@@ -288,6 +293,8 @@ def _accuracy_frozen(bundle: Bundle, found: List[Finding]) -> List[Finding]:
     scale = 100.0 if max(p.value for p in pts) > 1.0 else 1.0
     if len(run) < FROZEN_ACC_MIN or printed_digits(v) < FROZEN_ACC_DIGITS or not 0 < v < 0.9 * scale:
         return []
+    if i > 0 and min(p.value for p in pts[:i]) * 1.2 < v:
+        return []  # it learned first (rose a sixth or more) and then froze: converged, as the loss rule reads it
     return [_finding("metric.accuracy-frozen", f"the training accuracy is constant at {v!r} (every printed digit) "
                      f"over {len(run)} evaluations, {at_step(run[0])} to {at_step(run[-1])}", len(run), 0.7,
                      [run[0].source, run[-1].source], run[0],

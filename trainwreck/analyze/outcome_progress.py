@@ -118,11 +118,16 @@ def _last_step(bundle: Bundle) -> Optional[Point]:
     return max(pts, key=lambda p: p.step) if pts else None
 
 
-def _furthest_step(bundle: Bundle) -> Optional[Point]:
-    """How far the run got: the furthest step any series logged (the last evaluation may come after the last
-    training loss)."""
-    pts = [x.points[-1] for ss in bundle.series.values() for x in ss if x.points and x.points[-1].step is not None]
-    return max(pts, key=lambda p: p.step) if pts else None
+def _furthest_step(bundle: Bundle) -> Tuple[Optional[Point], Optional[int]]:
+    """(the furthest step a measured series logged, the first step logged): the last evaluation may come after the
+    last training loss. Schedules (lr, loss scale, eta) are planned ahead, not measured: they are left out."""
+    pts = [x.points for name, ss in bundle.series.items() if name not in _PLANNED for x in ss]
+    ends = [p[-1] for p in pts if p and p[-1].step is not None]
+    starts = [q.step for p in pts for q in p[:1] if q.step is not None]
+    return (max(ends, key=lambda p: p.step) if ends else None), (min(starts) if starts else None)
+
+
+_PLANNED = frozenset({"lr", "learning_rate", "loss_scale", "eta_seconds", "epoch", "momentum", "weight_decay"})
 
 
 def _last_epoch(bundle: Bundle) -> Tuple[Optional[Point], Optional[Point]]:
@@ -217,8 +222,13 @@ def progress_markers(bundle: Bundle) -> List[Finding]:
 
 # a global step counter printed with its total: modded-nanogpt's `step:5625/5625 val_loss:3.279`, `Step 3000/3000 |`,
 # `iter 5000/5000`, mmengine's `Iter(train) [5000/5000]`. (An epoch's own batch counter, `Batch [3811/3811]` or
-# `Epoch [3][50/50]`, ends every epoch, and `Epoch 3/3` is printed before the last epoch runs: neither is the end.)
-_STEP_OF = lazy_re(r"(?i)\b(?:global[_ ]step|step|iter(?:ation)?|it)(?:\(train\))?\s*[:=#]?\s*\[?\s*(\d{1,9})\s*/\s*(\d{1,9})\b")
+# `Epoch [3][50/50]`, ends every epoch, and `Epoch 3/3` is printed before the last epoch runs: neither is the end;
+# nor is a step counter beside an epoch counter short of its total — `Epoch [1/5], Step [600/600]` — or one of an
+# evaluation or accumulation loop — `Validation step 50/50`.)
+_STEP_OF = lazy_re(r"(?i)\b(?:global[_ ]step|step|iter(?:ation)?|it)(?:\(train\))?[ \t]{0,4}[:=#]?[ \t]{0,4}\[?[ \t]{0,4}"
+                   r"(\d{1,9})[ \t]{0,4}/[ \t]{0,4}(\d{1,9})\b")
+_EPOCH_OF = lazy_re(r"(?i)\bepoch\W{0,3}(\d{1,9})[ \t]{0,4}/[ \t]{0,4}(\d{1,9})\b")
+_NOT_TRAIN = lazy_re(r"(?i)\b(?:val(?:idation|id)?|eval(?:uation|uate)?|test(?:ing)?|accum\w*|warm-?up|predict\w*)\W{0,3}$")
 
 
 def _step_counter_end(bundle: Bundle) -> List[Finding]:
@@ -229,7 +239,11 @@ def _step_counter_end(bundle: Bundle) -> List[Finding]:
             ms = list(_STEP_OF.finditer(ln.text[:4000])) if "/" in ln.text else []
             if not ms:
                 continue
-            k, n = int(ms[-1].group(1)), int(ms[-1].group(2))
+            m = ms[-1]
+            k, n = int(m.group(1)), int(m.group(2))
+            if _NOT_TRAIN.search(ln.text[max(0, m.start() - 24):m.start()]) or any(
+                    int(e.group(1)) < int(e.group(2)) for e in _EPOCH_OF.finditer(ln.text[:4000])):
+                break  # an evaluation's or one epoch's loop, not the run's
             if 1 < n == k:
                 return [_marker(f"the log's last step counter reads {k}/{n}: the training loop printed its final "
                                 "step", [ln.source()], {"step": k, "of": n, "unit": "step"}, "counter")]
@@ -258,6 +272,8 @@ def _state_or_length(bundle: Bundle) -> List[Finding]:
     gs, ms = _fact(bundle, "trainer_state.global_step"), _fact(bundle, "trainer_state.max_steps")
     g, m = (_int(gs.value) if gs else None), (_int(ms.value) if ms else None)
     prog = {"step": g, "of": m, "unit": "step"} if g is not None else {}
+    if summary is not None and g is not None and m is not None and g < m and summary.path != gs.path:
+        summary = None  # a results file left by an earlier run in the same folder: the state says this one is short
     if summary is not None:
         return [_marker("HF Trainer wrote its final training summary (train_runtime, run-average train_loss)",
                         [summary] + [s for s in (gs, ms) if s is not None], prog, "hf-trainer")]
@@ -265,9 +281,12 @@ def _state_or_length(bundle: Bundle) -> List[Finding]:
         return [_marker(f"trainer_state.json: global_step {g} reached max_steps {m}", [gs, ms], prog, "hf-trainer")]
     if g is not None:
         return []  # the state says how far it got, and it is short of the end
-    last = _furthest_step(bundle)
+    last, first = _furthest_step(bundle)
     n, src = _configured(bundle, STEP_KEYS)
-    if last is not None and n is not None and last.step >= n - 1:  # `for step in range(max_iters)` ends at n - 1
+    # `for step in range(max_iters)` logs step n - 1 last (a loop counted from 0); a step far past n is another run's
+    # length (a settings file of another job), not this one's end
+    if last is not None and n is not None and (last.step >= n or (last.step == n - 1 and first == 0)) \
+            and last.step <= 1.05 * n + 1:
         return [_marker(f"the last logged step {last.step} reaches the configured length ({_setting(src, n)})"
                         + (" (a loop counted from 0 ends at n - 1)" if last.step == n - 1 else ""),
                         [last.source, src], {"step": last.step, "of": n, "unit": "step"}, "length")]

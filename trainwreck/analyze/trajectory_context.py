@@ -95,11 +95,12 @@ def start_of(f) -> Optional[Point]:
     return Point(e.step, e.value, e) if isinstance(e.value, float) else None
 
 
-def demote(f, name: str, why: str) -> None:
-    """Make a rise a low-confidence note: the other curves say the run is learning."""
+def demote(f, name: str, why: str, verdict: str = "the run is learning") -> None:
+    """Make a rise a low-confidence note: the other curves say the run is learning (or, `verdict`, why else the rise
+    does not make the run diverge)."""
     f.role, f.suggests, f.fixes, f.kind = "factor", None, [], "trajectory"  # an observation, never the verdict
     f.confidence = min(f.confidence, 0.3)
     if is_value_loss(name) and why.startswith("reward"):
         why += ("; in RL the value targets are the returns, so a value loss that grows while the reward climbs "
                 "is expected")
-    f.claim += f"; {why}: the run is learning, so this rise is a note, not divergence"
+    f.claim += f"; {why}: {verdict}, so this rise is a note, not divergence"

@@ -63,6 +63,7 @@ class Bundle:
         self.single_file = single_file
         self.logs = [] if logs is None else logs
         self.configs = {} if configs is None else configs  # path -> entries
+        self.sniffed_configs: set = set()  # configs read for their content, not their name: consulted after the others
         self.series = {} if series is None else series  # canonical metric name -> series
         self.facts = {} if facts is None else facts  # e.g. git_sha, seed, torch_version
         self.extra_lines = [] if extra_lines is None else extra_lines  # lines from structured files worth scanning (error.json …)
@@ -136,7 +137,8 @@ class Bundle:
     def config(self, *suffixes: str) -> Optional[ConfigEntry]:
         """The first config entry whose dotted key ends with one of `suffixes` (e.g. 'gradient_clip_val')."""
         # resolved configs first; overrides.yaml only restates what they hold
-        paths = sorted(self.configs, key=lambda p: (p.endswith("overrides.yaml"), p.count("/"), p))
+        paths = sorted(self.configs, key=lambda p: (p in self.sniffed_configs, p.endswith("overrides.yaml"),
+                                                    p.count("/"), p))
         for path in paths:
             for e in self.configs[path]:
                 last = e.key.rsplit(".", 1)[-1]

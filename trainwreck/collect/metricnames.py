@@ -86,7 +86,8 @@ _REWARD = lazy_re(r"^(?:objective/|env/|rewards?/)?(?:frac_reward_zero_std|rewar
 # `charts/episodic_return`): the run's task metric, series `reward`
 _RETURN = lazy_re(r"^(?:rollout/|charts/|exploration/|episode/|env/)?(?:ep_?rew_?mean|ep_rew|episode_?rewards?(?:_mean)?|"
                   r"mean_(?:episode_)?rewards?|ep_?reward(?:_mean)?|(?:average|avg)_?(?:ep_?)?(?:returns?|ret)|"
-                  r"ep_?ret(?:_mean)?|episod(?:e|ic)_?returns?(?:_mean)?|mean_returns?|returns?_mean)$")
+                  r"ep_?ret(?:_mean)?|episod(?:e|ic)_?returns?(?:_mean)?|mean_returns?|returns?_mean|"
+                  r"(?:total|average|avg)_?(?:episode_?)?(?:rewards?|returns?))$")  # FinRL's `total_reward: 94.35`
 _KL = lazy_re(r"^(?:objective/|policy/|ppo/policy/)?(?:approx_?kl|kl(?:_div(?:ergence)?)?)$")
 
 

@@ -129,8 +129,12 @@ def _table_rows(lines: List[Line]) -> Iterator[Tuple[Line, Optional[int], Dict[s
         if cells and all(_RULE.match(c) for c in cells):
             continue  # the |:---:|---| line under a Markdown header
         if len(cells) != len(header):
-            header = None if cells else header
-            continue
+            words = text.split()  # numbers hold no spaces: a row whose columns lost their padding (`184.500 0.505`)
+            if len(words) == len(header) and all(_num(w) is not None for w in words):
+                cells = words
+            else:
+                header = None if cells else header
+                continue
         got = _row(header, cells)
         if got is None:  # mostly words: not a row of this table
             header = None

@@ -31,6 +31,8 @@ def read(bundle, entry, ctx) -> None:
         rel = f.rel
         lines = [ln.text for ln in f.all_lines(LIMIT)]
         ctx.record(f, "config")
+    if not claims(rel, rel.rsplit("/", 1)[-1]):
+        bundle.sniffed_configs.add(rel)  # a settings file of another name (eval.yaml, params.json): named ones win
     if rel.rsplit("/", 1)[-1] in JSON_NAMES or next((t.lstrip() for t in lines if t.strip()), "")[:1] == "{":
         bundle.configs[rel] = _json_entries(bundle, rel, lines)
         return
