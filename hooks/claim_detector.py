@@ -156,6 +156,7 @@ def _sentence_state(sentence):
                 after = raw[m.end():]
                 causal = "weak" if _has(norm_words(after), after, V_SYMPTOM) else ""
     outer = _PAREN.sub(" ", sentence)                 # a hedge inside (...) hedges only the aside
+    outer = _COMPOUND.sub(" ", outer)                 # "rarely-seen tokens": the adverb describes, it does not hedge
     outer = _RELATIVE.split(outer, 1)[0] if causal else outer     # ... and one in ", which ..." too
     hedged = _has(norm_words(outer), outer.lower(), V_HEDGE) or _starts_with(n, raw, V_HEDGE_START)
     other = _is_question(sentence) or _starts_with(n, raw, V_PLAN) or _is_action_report(n)
@@ -274,6 +275,8 @@ _UNKNOWN_CAUSE = re.compile(r"\b(?:doesn't|does not|don't|do not|can't|cannot|wo
                             r"determined|identified|confirmed|established)|unknown|unclear|undetermined|tbd)\b(?!-)|"
                             r"\b(?:haven't|have not|hasn't|has not|didn't|did not) (?:yet )?(?:found|identified|determined|"
                             r"investigated|pinned down) (?:the |a )?(?:root )?cause\b")
+_COMPOUND = re.compile(r"\b(?:rarely|seldom|often|usually|commonly|frequently|typically|generally|sometimes|"
+                       r"possibly|probably)-\w+", re.I)
 _CONDITIONAL = re.compile(r"^\W*(?:if|unless|otherwise|when|in case|wenn|falls|si|se|sinon|如果|もし|만약)\b")
 _ALTERNATIVE = re.compile(r"^\W*(?:another|a (?:second|third|fourth)|alternatively|or else|a further|also possible|"
                           r"the other|otherwise|或者|另一|もう一つ|또는|sinon|alternativ|otra|outra|un'altra)")

@@ -71,6 +71,9 @@ _FRAME_CUE = re.compile(r"\b(?:traceback|stack|frame|frames|raised in|thrown in|
 _FRAME_NAME = re.compile(r"^[A-Za-z_][\w.]{7,}(?:\(\))?$")
 
 
+_HYPHENATED = re.compile(r"\b\w+(?:-\w+)+")  # (\b: one start per word, linear on long runs)
+
+
 class Quote:
     __slots__ = ("text", "kind", "origin")
 
@@ -97,9 +100,10 @@ def _sub_segments(rx, repl, text):
             segs.append((npos, pos, None))
             out.append(text[pos:m.start()])
             npos += m.start() - pos
+        r = repl(m) if callable(repl) else repl
         segs.append((npos, m.start(), m.end()))
-        out.append(repl)
-        npos += len(repl)
+        out.append(r)
+        npos += len(r)
         pos = m.end()
     segs.append((npos, pos, None))
     out.append(text[pos:])
@@ -120,10 +124,17 @@ def _back(segs, i, end):
     return old_end if end and i > new else old      # inside a placeholder: the whole quoted span
 
 
+def _code_placeholder(m):
+    """A code span that closes a sentence of its own (`… before timing out.` One rank …) keeps the full stop, so the
+    sentence after it is judged on its own."""
+    inner, rest = m.group(2).rstrip(), m.string[m.end():m.end() + 3]
+    return " code. " if inner[-1:] in ".!?" and rest[:1] == " " and rest[1:2].isupper() else " code "
+
+
 def mask_with_map(line):
     """(_mask_quotes(line), back): back(i, end) maps a position in the masked text to one in `line`, so that a
     sentence found in the masked text can be shown as it was written, quotes and all."""
-    m1, s1 = _sub_segments(_INLINE, " code ", line)
+    m1, s1 = _sub_segments(_INLINE, _code_placeholder, line)
     m2, s2 = _sub_segments(_DQUOTE, " quote ", m1)
     return m2, lambda i, end=False: _back(s1, _back(s2, i, end), end)
 
@@ -137,7 +148,8 @@ def _quote_kind(text, origin, context):
     n = norm_words(context)
     ctx_raw = context.lower()
     cue = _SEEN.search(" ".join(ctx_raw.split()[-3:]))
-    if _has(n, ctx_raw, V_PROPOSAL) and not cue:      # "the resume log shows `x`": shown, whatever word came before
+    plain = _HYPHENATED.sub(" ", context)             # "the all-reduce hit …": a compound holds no proposal verb
+    if _has(norm_words(plain), plain.lower(), V_PROPOSAL) and not cue:  # "the log shows `x`": shown, whatever came before
         return None
     tail = " " + " ".join(n.split()[-3:]) + " "
     if _has(tail, ctx_raw[-12:], V_NEGATION):

@@ -300,3 +300,39 @@ def test_only_a_why_heading_of_its_own_introduces_a_claim(data):
 def test_a_difference_with_a_minus_sign_is_not_a_reading():
     a = claim_detector.analyse("It fell from 0.9512 to 0.9104, a change of −0.0408, and then by - 0.0121 more.")
     assert [q.text for q in a.readings] == ["0.9512", "0.9104"]
+
+
+# ---------------------------------------------------------------- b6's dev part
+
+def test_a_hyphenated_adverb_describes_it_does_not_hedge():
+    a = claim_detector.analyse("That's the Adam epsilon interaction in bf16: the update blows up for rarely-seen "
+                               "tokens and the embedding norm explodes.")
+    assert not a.hedged and a.claims
+    b = claim_detector.analyse("That's rarely the Adam epsilon: the update blows up and the embedding norm explodes.")
+    assert b.hedged and not b.claims
+
+
+def test_a_code_span_that_ends_a_sentence_ends_it(data):
+    t = Transcript(seed="ncclq")
+    t.prompt("why did the deepspeed job in runs/pt-7b die?")
+    t.tool("Bash", {"command": "grep -n Watchdog runs/pt-7b/rank5.log"},
+           "[Rank 5] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1092611, OpType=ALLREDUCE, "
+           "Timeout(ms)=1800000) ran for 1800094 milliseconds before timing out.")
+    msg = ("NCCL watchdog killed it. The all-reduce hit the timeout: `WorkNCCL(SeqNum=1092611, OpType=ALLREDUCE, "
+           "Timeout(ms)=600000) ran for 600094 milliseconds before timing out.` One rank stopped, most likely in "
+           "data loading.")
+    t.say(msg)
+    reason = _decide_t(data, t, msg, "nq")
+    assert reason and "600094" in reason                                  # the altered reading is named
+    assert [s for s, *_ in claim_detector._Walker(claim_detector.Analysis()).walk(msg.splitlines())][2].startswith(
+        "One rank stopped")                                               # the hedged sentence is its own
+
+
+def test_an_agent_that_killed_the_run_is_a_cause_and_a_passive_kill_is_what_happened(data):
+    assert _no_tool(data, "The OOM killer killed it at step 4100.", sid="ka")
+    assert _no_tool(data, "The run was killed at step 4100; the log ends there.", sid="kb") is None
+
+
+def test_flash_attention_and_cuda_fault_words_are_the_domain():
+    assert claim_detector.analyse_domain("flash-attn 2.6 reads past the end of cu_seqlens in backward")
+    assert claim_detector.analyse_domain("an illegal memory access was encountered")
