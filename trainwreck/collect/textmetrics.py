@@ -365,7 +365,8 @@ def _candidate(text: str) -> Optional[str]:
             or "per_s" in low or "per s" in low or "throughput" in low or "mem" in low or "acc" in low
             or "avg" in low or "skipped" in low or "wps" in low or "bleu" in low or "score" in low
             or "map" in low or "iou" in low or "dice" in low or "f1" in low or "recall" in low or "precision" in low
-            or "auc" in low or "rew" in low or "kl" in low):  # task metrics, rewards, a KL on a line of their own
+            or "auc" in low or "rew" in low or "kl" in low  # task metrics, rewards, a KL on a line of their own
+            or "l1" in low or "mse" in low or "mae" in low):  # a loss named by its function (EDSR's `[L1: 5.98]`)
         return None
     if _DIGIT.search(text) is None and "nan" not in low and "inf" not in low:
         return None
