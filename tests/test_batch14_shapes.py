@@ -179,3 +179,23 @@ def test_an_accuracy_that_rose_and_then_froze_converged(tmp_path):
     d = _d(tmp_path, "train.log", _acc(["20.1034", "45.2210", "70.9981", "85.3121"] + ["85.3121"] * 6,
                                        ["20.5", "44.0", "69.1", "80.2", "80.4", "80.3", "80.5", "80.1", "80.6", "80.2"]))
     assert d["classification"] == "unclear", d["headline"]
+
+
+def _keras(val_accs, accs=None):
+    accs = accs or ["0.4500", "0.4750", "0.4750", "0.4750", "0.4750"][:len(val_accs)]
+    return "".join(f"Epoch {i + 1}/5\n880/880 [==============================] - 540s - loss: {1.3444 - 0.02 * i:.4f} - "
+                   f"acc: {a} - val_loss: {1.2752 - 0.003 * i:.4f} - val_acc: {v}\n"
+                   for i, (a, v) in enumerate(zip(accs, val_accs)))
+
+
+def test_a_moderate_held_out_accuracy_frozen_over_four_epochs_is_one_class_picked(tmp_path):
+    # https://github.com/keras-team/keras/issues/1869 (4 classes): val_acc 0.4455 = 98/220, the share of class 0,
+    # at every epoch while the losses move
+    d = _d(tmp_path, "train.log", _keras(["0.4455"] * 4))
+    assert d["classification"] == "stall", d["headline"]
+    assert d["primary_cause"]["id"] == "metric.eval-frozen"
+    for name, vals in (("three", ["0.4455"] * 3), ("high", ["0.9455"] * 4), ("moving", ["0.4455", "0.4512", "0.4603",
+                                                                                        "0.4731"])):
+        run = tmp_path / name
+        run.mkdir()
+        assert _d(run, "train.log", _keras(vals))["classification"] == "unclear", name
