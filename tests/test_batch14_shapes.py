@@ -132,10 +132,10 @@ def _csv(tmp_path, rows, header="epoch,step,train_loss_epoch,val_loss"):
 
 
 def test_a_loss_that_fell_a_fifth_and_then_froze_converged(tmp_path):
-    # PaiNN's epoch log (MrCogito/Deep_learning_2023): the L1 falls 0.7362 -> 0.5715 and repeats to every digit for
-    # the last 175 epochs of a run LSF reports "Successfully completed": converged, the schedule's lr near 0
-    rows = [(e, e, round(0.7362 - 0.0011 * e, 4), 0.01) for e in range(150)] + \
-           [(e, e, 0.5715, 0.0074) for e in range(150, 330)]
+    # PaiNN's epoch log (MrCogito/Deep_learning_2023): the L1 falls 0.7362 -> 0.5715 over 476 epochs and repeats to
+    # every digit for the last 175 of a run LSF reports "Successfully completed": converged, the schedule's lr near 0
+    rows = [(e, e, round(0.7362 - 0.00035 * e, 4), 0.01) for e in range(476)] + \
+           [(e, e, 0.5715, 0.0074) for e in range(476, 651)]
     d = _csv(tmp_path, rows)
     assert d["classification"] == "unclear", d["headline"]
     stuck = tmp_path / "stuck"
@@ -143,6 +143,11 @@ def test_a_loss_that_fell_a_fifth_and_then_froze_converged(tmp_path):
     rows = [(e, e, round(0.6300 - 0.0001 * e, 4), 0.01) for e in range(5)] + [(e, e, 0.6295, 0.0074)
                                                                               for e in range(5, 300)]
     assert _csv(stuck, rows)["classification"] == "stall"  # barely moved first: it never learned
+    early = tmp_path / "early"
+    early.mkdir()
+    rows = [(e, e, round(0.7362 - 0.012 * e, 4), 0.01) for e in range(14)] + [(e, e, 0.5715, 0.0074)
+                                                                             for e in range(14, 300)]
+    assert _csv(early, rows)["classification"] == "stall"  # fell a sixth over 14 epochs, then frozen for 286
 
 
 def test_a_long_spike_episode_the_run_went_on_past_is_transient(tmp_path):

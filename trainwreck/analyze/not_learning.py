@@ -44,6 +44,19 @@ def _stuck_tail(pts: Sequence[Point], same) -> int:
     return i
 
 
+def _long_descent(pts: Sequence[Point], i: int, epochs) -> bool:
+    """The stretch before the freeze at i lasted at least as long as the freeze (in steps when the points have them,
+    in the epochs their lines log when they do not, else in points): a run that trained for most of its length and
+    then converged."""
+    a, b, c = pts[0].step, pts[i].step, pts[-1].step
+    if a is None or b is None or c is None:
+        a, b, c = (epochs.get((p.source.path, p.source.line)) if p.source is not None else None
+                   for p in (pts[0], pts[i], pts[-1]))
+    if a is not None and b is not None and c is not None:
+        return b - a >= c - b
+    return i >= len(pts) - i
+
+
 def _enough(n_run: int, n_all: int) -> bool:
     return n_run >= MIN_RUN or (n_run >= 2 and n_run == n_all)
 
@@ -182,10 +195,12 @@ def detect(bundle: Bundle) -> List[Finding]:
             out.append(_finding("metric.loss-exactly-zero", claim, len(run), 0.7, ev, run[0], meaning, fixes))
             continue
         need = 4 if len(run) < 10 else 3 if len(run) < 30 else 2
-        if i > 0 and min(p.value for p in pts[:i]) > 0 and v > 0 and max(p.value for p in pts[:i]) > 1.2 * v \
-                and nearest_k(v, COMMON_K) is None:
-            continue  # it learned first (fell to 1/1.2 of its high, a sixth or more) and froze: converged or lr at 0
-            # (not when it froze at ln(K): a fall to chance level is no learning)
+        if i > 0 and min(p.value for p in pts[:i]) > 0 and v > 0 and nearest_k(v, COMMON_K) is None and (
+                max(p.value for p in pts[:i]) > 1.5 * v
+                or (_long_descent(pts, i, epochs) and max(p.value for p in pts[:i]) > 1.2 * v)):
+            continue  # it learned first and froze: converged, or the lr annealed to 0. Learned = fell a third below
+            # its high, or a sixth over a descent at least as long as the freeze (a fall over five logged steps, then
+            # a freeze, is stuck early); never when it froze at ln(K): a fall to chance level is no learning
         if printed_digits(v) < need:
             continue  # a value printed with few digits repeats by rounding alone
         claim = (f"{name} is constant at {v!r} (every printed digit) over {len(run)} points, {at_step(run[0])} to "
