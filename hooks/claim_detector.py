@@ -16,6 +16,7 @@ not conditional or general ("If ...", "often"), not a question, not a plan ("Let
 """
 import re
 
+import claim_patterns as P
 from claim_vocab import (
     _ACTION_SUBJ,
     ACTION_VERBS,
@@ -33,22 +34,6 @@ from claim_vocab import (
     norm_words,
 )
 from quote_extract import Quote, _fence_quotes, _inline_quotes, _table_quotes, mask_with_map
-
-# A reading written in prose: a number with two or more decimals (0.3817, 2.3026, ~0.348), not a version (1.13.1).
-_READING = re.compile(r"(?<![\w.~≈+±−])(~|≈|(?:about|around|roughly|approximately|approx\.?|nearly|almost) )?\s?"
-                      r"(?<![+±−])(?<![+±−-] )(\d+\.\d{2,})(?![\w]|\.\d)")  # (+0.04, − 0.04: the reply's arithmetic)
-_SENT_SPLIT = re.compile(r"(?<=[.!?;])\s+(?=\S)|(?<=[。！？；])")
-
-
-_CONSEQUENCE = re.compile(r"(?:,|;|\u2014|\band)\s+(?:so|thus|hence|therefore|which\s+(?:means|makes|made|"
-                         r"causes|caused|leads|led|drives|drove|pushes|pushed|sends|sent|blows|blew|kills|killed|"
-                         r"triggers|triggered))\b|\s(?:→|->|=>)\s")
-
-
-_SINCE = re.compile(r"\bsince\s+(?!step|epoch|iter|the (?:start|beginning|last|first)|then|yesterday|last|\d)")
-_RELATIVE = re.compile(r",\s*which\s")
-_PAREN = re.compile(r"\([^()]*\)|（[^（）]*）")
-
 
 # Headings and labels are matched in two steps, a regex whose every quantifier has one way to match, then string
 # methods: `(.*?)\s*#*\s*$` (three quantifiers over one run of spaces) is cubic, a 1,500-space heading took 20 s.
@@ -78,7 +63,7 @@ def _sentences(body):
     what is judged; the original, quotes and all, is what a block reason shows."""
     masked, back = mask_with_map(body)
     out, pos = [], 0
-    for p in _SENT_SPLIT.split(masked):
+    for p in P.SENT_SPLIT.split(masked):
         i = masked.find(p, pos)
         if i < 0:
             i = pos
@@ -148,16 +133,16 @@ def _sentence_state(sentence):
     raw = sentence.lower()
     causal = "strong" if _has(n, raw, V_CAUSAL) else ""
     if not causal and _has(n, raw, V_SYMPTOM):
-        if _has(n, raw, V_WEAK) or _SINCE.search(raw):
+        if _has(n, raw, V_WEAK) or P.SINCE.search(raw):
             causal = "weak"
         else:                                         # "lr is too high, so the loss diverges"
-            m = _CONSEQUENCE.search(raw)
+            m = P.CONSEQUENCE.search(raw)
             if m:
                 after = raw[m.end():]
                 causal = "weak" if _has(norm_words(after), after, V_SYMPTOM) else ""
-    outer = _PAREN.sub(" ", sentence)                 # a hedge inside (...) hedges only the aside
-    outer = _COMPOUND.sub(" ", outer)                 # "rarely-seen tokens": the adverb describes, it does not hedge
-    outer = _RELATIVE.split(outer, 1)[0] if causal else outer     # ... and one in ", which ..." too
+    outer = P.PAREN.sub(" ", sentence)                 # a hedge inside (...) hedges only the aside
+    outer = P.COMPOUND.sub(" ", outer)                 # "rarely-seen tokens": the adverb describes, it does not hedge
+    outer = P.RELATIVE.split(outer, 1)[0] if causal else outer     # ... and one in ", which ..." too
     hedged = _has(norm_words(outer), outer.lower(), V_HEDGE) or _starts_with(n, raw, V_HEDGE_START)
     other = _is_question(sentence) or _starts_with(n, raw, V_PLAN) or _is_action_report(n)
     return causal, hedged, other
@@ -188,12 +173,12 @@ def analyse(message, max_chars=200000):
     fix_section = any(sec == "fix" or lab == "fix" for _s, sec, lab, _f, _o in sentences)
     for s, sec, lab, _f, _o in sentences:            # precise readings in the prose (quotes are masked out)
         if sec != "fix" and lab != "fix":
-            for m in _READING.finditer(s):
+            for m in P.READING.finditer(s):
                 approx = bool(m.group(1))
                 a.readings.append(Quote(m.group(2), "approx" if approx else "number", "prose"))
     first = None
     for idx, (s, sec, lab, first_under_claim, orig) in enumerate(sentences):
-        unknown = _UNKNOWN_CAUSE.search(s.lower())
+        unknown = P.UNKNOWN_CAUSE.search(s.lower())
         if unknown:
             a.hedged = True           # "the excerpt doesn't say what made it NaN": the reply names no cause
             if not _sentence_state(s[unknown.end():])[0] and "code" not in s[unknown.end():].split():
@@ -205,9 +190,9 @@ def analyse(message, max_chars=200000):
         if sec == "hedge" or lab == "hedge":
             hedged = True
         if hedged and (sec == "fix" or lab == "fix") and not (sec == "hedge" or lab == "hedge") and \
-                _CONDITIONAL.match(s.lower()):
+                P.CONDITIONAL.match(s.lower()):
             continue                                  # "if your GPU has no bf16, …": a conditional fix, no doubt
-        if not hedged and a.hedged and _ALTERNATIVE.match(s.lower()):
+        if not hedged and a.hedged and P.ALTERNATIVE.match(s.lower()):
             hedged = True                             # "One possibility is X. Another is Y.": Y is a candidate too
         if not hedged and idx + 1 < len(sentences) and _meta_hedge(sentences[idx + 1][0]):
             hedged = True
@@ -228,76 +213,18 @@ def analyse(message, max_chars=200000):
     return a
 
 
-# A reply that explains, in any position: a connective or an identification ("that's the ...", "it's the ..."), an
-# evaluation of a setting ("too high", "misconfigured", "mismatch"), a causal verb.  With no word of this kind and no
-# instruction to change something, a reply says only what happened.
-_EXPLAIN = re.compile(
-    r"\b(?:so|since|thus|hence|therefore|because|cause[sd]?|causing|due|i\.e|meaning|means|leads?|led|makes?|made|"
-    r"triggers?|triggered|results?|resulted|explains?|reason|why|stems?|comes from|came from)\b|"
-    r"\b(?:that's|thats|that is|that was|it's|its|this is|this was|it is|it was|that one is|this one is|"
-    r"that one was|this one was) (?:the|your|a|an|just)\b|→|->|=>|"
-    r"\bfound (?:it|the (?:problem|bug|issue|cause|culprit))\b|"
-    r"\btoo (?:high|low|large|small|big|long|short|aggressive|many|few|much|little)\b|misconfigur|mismatch|"
-    r"\b(?:wrong|broken|corrupt\w*|overflows?|overflowed|blows? up|blew up|explod\w*|starv\w*|leak\w*|twice|"
-    r"off by)\b")
-_EXPLAIN_CJK = ("原因", "因为", "所以", "导致", "由于", "ため", "から", "せい", "原因", "때문", "그래서", "그렇습니다",
-                "원인", "причин", "потому", "поэтому", "из-за", "motivo", "razón", "raison", "grund", "deshalb",
-                "darum", "daher", "foi isso", "por isso", "por eso", "c'est pour", "è per", "perciò", "quindi",
-                "weil", "parce", "porque", "perché", "debido", "à cause", "wegen", "kommt durch", "kommt von",
-                "liegt an", "zu hoch", "zu niedrig", "trop élevé",
-                "demasiado", "troppo", "слишком", "太高", "太大", "高すぎ", "大きすぎ", "너무")
-
-
 def _explains(sentence):
     raw = sentence.lower()
-    if _EXPLAIN.search(raw) or any(w in raw for w in _EXPLAIN_CJK):
+    if P.EXPLAIN.search(raw) or any(w in raw for w in P.EXPLAIN_CJK):
         return True
     n = norm_words(sentence)
     return _has(n, raw, V_CAUSAL) or _has(n, raw, V_WEAK)
 
 
-_INSTRUCTION = re.compile(
-    r"^\W*(?:\d+[.)]\s*)?(?:set|lower|raise|reduce|increase|decrease|add|remove|drop|pad|resize|switch|enable|"
-    r"disable|replace|fix|clip|halve|bump|upgrade|downgrade|pin|limit|shrink|change|freeze|unfreeze|shorten)\b")
-
-
 def _is_instruction(sentence):
     """An instruction to change a setting ("Lower the LR by 10x."): a fix given without a hedge says what the cause
     was.  Next steps that do not ("Restart from the last checkpoint", "Check the loader") are not instructions."""
-    return bool(_INSTRUCTION.match(sentence.lower()))
-
-
-# A sentence that says the cause is not known: the reply around it reports, it does not explain.
-_UNKNOWN_CAUSE = re.compile(r"\b(?:doesn't|does not|don't|do not|can't|cannot|won't|isn't|is not|no way to) "
-                            r"(?:yet )?(?:say|show|tell|know|see|explain|reveal|determine)\w* (?:yet )?(?:what|why|which|"
-                            r"the cause|the reason)\b|\bnot (?:clear|obvious|known|visible) (?:yet )?(?:what|why)\b|"
-                            r"\b(?:root )?cause (?:is |was |remains |still )*(?:not (?:yet )?(?:known|clear|investigated|"
-                            r"determined|identified|confirmed|established)|unknown|unclear|undetermined|tbd)\b(?!-)|"
-                            r"\b(?:haven't|have not|hasn't|has not|didn't|did not) (?:yet )?(?:found|identified|determined|"
-                            r"investigated|pinned down) (?:the |a )?(?:root )?cause\b")
-_COMPOUND = re.compile(r"\b(?:rarely|seldom|often|usually|commonly|frequently|typically|generally|sometimes|"
-                       r"possibly|probably)-\w+", re.I)
-_CONDITIONAL = re.compile(r"^\W*(?:if|unless|otherwise|when|in case|wenn|falls|si|se|sinon|如果|もし|만약)\b")
-_ALTERNATIVE = re.compile(r"^\W*(?:another|a (?:second|third|fourth)|alternatively|or else|a further|also possible|"
-                          r"the other|otherwise|或者|另一|もう一つ|또는|sinon|alternativ|otra|outra|un'altra)")
-
-# A general question: it asks how things work, not why this run failed ("why do people use loss scaling?", "in
-# general, is bf16 safer?").  Its answer explains, but states no cause of a failure of the user's.
-_GENERAL = re.compile(r"\b(?:in general|generally|people|usually|typically|normally|in theory|difference between|"
-                      r"how does|how do|what is a|what's a|what are|is it true|best practice|rule of thumb|everyone|everybody|"
-                      r"general question|conceptually|explain what|explain how|what does|what do|what's|what is)\b|"
-                      r"en général|générale|on dit|im allgemeinen|generell|allgemeine frage|man sagt|en general|se dice|"
-                      r"in generale|dicono|em geral|в целом|говорят|一般|大家|みんな|일반적")
-_MINE = re.compile(r"\b(?:my|mine|our|i|we|i'm|we're|i've|we've|me|us)\b|```|traceback|\bstep \d|"
-                   r"[\w.-]+/[\w.-]+|\.(?:log|out|err|txt|json|jsonl|csv|ya?ml)\b|\b(?:logs?|job|exp\d+)\b|"
-                   r"\b(?:this|the|that) (?:run|job|training|model|loss|log|crash|error)\b|"
-                   r"\bmein|\bunser|\bmon |\bma |\bmes |\bnotre|\bmi |\bmis |\bnuestro|\bmeu|\bminha|\bil mio|"
-                   r"\bla mia|мой|моя|мои|наш|我的|我们|私の|僕の|내 |제 |우리")
-
-
-# ... and a question about a failure that happened is not general ("what's the root cause?", "what went wrong?")
-_FAILED = re.compile(r"\b(?:cause|root|reason|wrong|happened|happening|going on|fail\w*|crash\w*|died|dies|broke|"
-                     r"killed|hung|stuck|diverged|nan|oom|error)\b")
+    return bool(P.INSTRUCTION.match(sentence.lower()))
 
 
 def general_question(prompt):
@@ -305,15 +232,8 @@ def general_question(prompt):
     if not isinstance(prompt, str) or not prompt.strip():
         return False
     p = " ".join(prompt[:20000].lower().split())
-    return bool(_GENERAL.search(p)) and not _MINE.search(p) and not _FAILED.search(p) and \
+    return bool(P.GENERAL.search(p)) and not P.MINE.search(p) and not P.FAILED.search(p) and \
         _router_says_failure(prompt) is not True
-
-
-_CAUSE_QUESTION = ("why", "cause", "reason", "what happened", "what went wrong", "what's wrong", "whats wrong",
-                   "what is wrong", "explain", "root", "what killed", "what broke", "diagnos", "warum", "wieso",
-                   "weshalb", "ursache", "pourquoi", "por qué", "porque", "por que", "causa", "perché",
-                   "motivo", "почему", "причин", "为什么", "为何", "原因", "怎么回事", "なぜ", "どうして",
-                   "왜", "원인", "이유")
 
 
 def _router_says_failure(prompt):
@@ -325,13 +245,9 @@ def _router_says_failure(prompt):
     return prompt_router.is_failure_prompt(prompt)
 
 
-_PASTED_FRAME = re.compile(r'file "[^"\n]*(?:torch|transformers|lightning|deepspeed|accelerate|jax|keras|tensorflow|'
-                           r'megatron|fairseq|ultralytics|peft|trl)[^"\n]*", line \d+')
-
-
 def pasted_framework_traceback(prompt):
     """True when the prompt holds a pasted traceback through an ML framework's files."""
-    return isinstance(prompt, str) and bool(_PASTED_FRAME.search(prompt[:20000].lower()))
+    return isinstance(prompt, str) and bool(P.PASTED_FRAME.search(prompt[:20000].lower()))
 
 
 def asks_about_failure(prompt):
@@ -341,7 +257,7 @@ def asks_about_failure(prompt):
     p = " ".join(prompt[:20000].lower().split())
     if "<command-name>/trainwreck:" in p or p.startswith("/trainwreck:"):
         return True
-    return any(q in p for q in _CAUSE_QUESTION) or _router_says_failure(prompt) is True
+    return any(q in p for q in P.CAUSE_QUESTION) or _router_says_failure(prompt) is True
 
 
 class _Walker:
