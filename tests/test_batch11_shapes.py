@@ -13,13 +13,12 @@
   learning the task (no warm-up: the model does learn the training set).
 
 Message texts are PyTorch's and libibverbs' own, as users pasted them (sources beside each)."""
+from twtest import diagnose_text
+
 from trainwreck.collect.metricnames import canonical
 from trainwreck.pipeline import diagnose
 
-
-def _d(tmp_path, name, text):
-    (tmp_path / name).write_text(text, encoding="utf-8")
-    return diagnose(str(tmp_path), probe=False).diagnosis.to_json()
+_d = diagnose_text  # one file written into the run, diagnosed in-process
 
 
 def test_store_based_barrier_timeout_is_a_rendezvous_stall_from_its_one_line(tmp_path):

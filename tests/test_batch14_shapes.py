@@ -14,12 +14,11 @@
 Message texts are the frameworks' own, as users pasted them (sources beside each)."""
 import json
 
+from twtest import diagnose_text
+
 from trainwreck.pipeline import diagnose
 
-
-def _d(tmp_path, name, text):
-    (tmp_path / name).write_text(text, encoding="utf-8")
-    return diagnose(str(tmp_path), probe=False).diagnosis.to_json()
+_d = diagnose_text  # one file written into the run, diagnosed in-process
 
 
 SPAWN = ("Traceback (most recent call last):\n"
@@ -204,3 +203,51 @@ def test_a_moderate_held_out_accuracy_frozen_over_four_epochs_is_one_class_picke
         run = tmp_path / name
         run.mkdir()
         assert _d(run, "train.log", _keras(vals))["classification"] == "unclear", name
+
+
+# ---------------------------------------------------------------- from batch 15's dev half
+
+def test_a_table_row_whose_padding_collapsed_is_still_a_row(tmp_path):
+    # spaCy v2's train_textcat example, pasted: `LOSS  P  R  F` then rows whose first gap is one space
+    rows = "".join("184.500 0.505   1.000   0.671\n" for _ in range(20))
+    d = _d(tmp_path, "train.log", "Training the model...\nLOSS      P       R       F\n" + rows)
+    assert d["classification"] == "stall", d["headline"]
+    assert "184.5" in d["headline"]
+
+
+def test_episode_totals_of_rl_runs_are_the_reward(tmp_path):
+    from trainwreck.collect.metricnames import canonical
+    assert {canonical(n) for n in ("total_reward", "avg_reward", "average_return", "total_return")} == {"reward"}
+    assert canonical("total_cost") is None
+
+
+def test_a_loss_named_by_its_function_is_read(tmp_path):
+    # EDSR-PyTorch's log: `[11200/16000]	[L1: 2948.0002]	65.9+0.1s`, a jump of 500x that stays
+    lines = [f"[{b}/16000]\t[L1: {v}]\t65.9+0.1s" for b, v in ((1600, 6.0103), (3200, 5.9974), (4800, 5.9816),
+                                                               (6400, 5.9686), (8000, 5.9985), (9600, 6.0579),
+                                                               (11200, 2948.0002), (12800, 3150.1106),
+                                                               (14400, 3019.9456), (16000, 2876.2886))]
+    d = _d(tmp_path, "log.txt", "\n".join(lines) + "\n")
+    assert d["classification"] == "divergence", d["headline"]
+
+
+def test_a_term_whose_rise_is_a_sliver_of_the_total_is_no_divergence(tmp_path):
+    # mmdetection, mAP 0 per epoch: loss_bbox 0.0023 -> 0.0053 -> 0.0070 beside a total loss of ~0.19
+    line = ("2022-03-04 21:21:40,744 - mmdet - INFO - Epoch [3][{i}/88]\tlr: 2.500e-03, loss_rpn_cls: 0.1221, "
+            "loss_cls: 0.0472, loss_bbox: {b}, loss: {t}")
+    text = "\n".join(line.format(i=i, b=b, t=t) for i, b, t in ((10, 0.0023, 0.1890), (20, 0.0053, 0.1856),
+                                                              (30, 0.0070, 0.1921))) + "\n"
+    d = _d(tmp_path, "train.log", text)
+    assert d["classification"] != "divergence", d["headline"]
+    assert "too small to move the run" in json.dumps(d)
+
+
+def test_chance_level_from_a_tiny_accuracy_over_thousands_of_classes(tmp_path):
+    # a Caffe net over ~3,600 classes: loss 8.26 = ln(1/0.00028), test accuracy 0.00028 at every test pass
+    text = "".join(f"I1010 17:40:30.682349 24907 solver.cpp:191] Iteration {i}, loss = {v}\n"
+                   f"I1010 17:40:30.682417 24907 solver.cpp:298]     Test net output #0: accuracy = 0.00028\n"
+                   for i, v in ((1000, 8.26466), (2000, 8.25553), (3000, 8.24047), (4000, 8.28462)))
+    d = _d(tmp_path, "caffe_train.log", "I1010 17:36:51.521034 24907 solver.cpp:191] Iteration 0, loss = 87.3366\n"
+           + text)
+    assert d["classification"] == "stall", d["headline"]
+    assert d["primary_cause"]["id"] == "metric.chance-level"

@@ -12,3 +12,12 @@ def run_cli(*args, cwd=None, stdin=None, timeout=120):
     env = dict(os.environ, PYTHONPATH=ROOT)
     return subprocess.run([sys.executable, "-m", "trainwreck", *args], capture_output=True, text=True,
                           cwd=cwd or ROOT, input=stdin, timeout=timeout, env=env)
+
+
+def diagnose_text(run_dir, name, text):
+    """Write one file `name` holding `text` into the run folder and return the diagnosis JSON (engine in-process,
+    no probe)."""
+    from trainwreck.pipeline import diagnose
+    with open(os.path.join(str(run_dir), name), "w", encoding="utf-8") as f:
+        f.write(text)
+    return diagnose(str(run_dir), probe=False).diagnosis.to_json()

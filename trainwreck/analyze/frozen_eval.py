@@ -81,12 +81,9 @@ MID_ACCURACY = 0.7
 MID_EVALS = 4
 
 
-def _mid_accuracy(name: str, value: float) -> bool:
-    return "acc" in name and (value if value <= 1.0 else value / 100.0) < MID_ACCURACY
-
-
-def _low_accuracy(name: str, value: float) -> bool:
-    return "acc" in name and (value if value <= 1.0 else value / 100.0) < LOW_ACCURACY
+def _accuracy_below(name: str, value: float, share: float) -> bool:
+    """An accuracy series (a share, or a percentage) below `share`."""
+    return "acc" in name and (value if value <= 1.0 else value / 100.0) < share
 
 
 def _no_better(bundle: Bundle, value: float):
@@ -119,8 +116,8 @@ def detect(bundle: Bundle) -> List[Finding]:
         if "loss" in name and abs(pts[0].value) >= ASTRONOMICAL:
             continue  # a loss frozen at 1e31 has blown up and saturated: blowup's, not a model that stopped moving
         frozen.append((name, pts))
-    if not any("loss" in name or (_low_accuracy(name, pts[0].value) and printed_digits(pts[0].value) >= MIN_DIGITS)
-               or (_mid_accuracy(name, pts[0].value) and printed_digits(pts[0].value) >= MIN_DIGITS
+    if not any("loss" in name or (_accuracy_below(name, pts[0].value, LOW_ACCURACY) and printed_digits(pts[0].value) >= MIN_DIGITS)
+               or (_accuracy_below(name, pts[0].value, MID_ACCURACY) and printed_digits(pts[0].value) >= MIN_DIGITS
                    and len(pts) >= MID_EVALS) for name, pts in frozen):
         return []  # a high accuracy that repeats on a small validation set is not enough on its own: a converged
         # model scores the same count; one frozen to 4+ digits at a low share is the share of the class it always picks

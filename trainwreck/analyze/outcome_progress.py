@@ -8,7 +8,7 @@ headline share."""
 from __future__ import annotations
 
 import math
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from trainwreck import lazy_re
 from trainwreck.collect.bundle import Bundle
@@ -181,23 +181,28 @@ _COUNTER = lazy_re(_TQDM + r"|\[\s*(\d{1,9})/(\d{1,9})[\]\s]")
 _TAIL = 5  # the counter must be on one of a log's last lines: the log ends on progress
 
 
+def _tail_counters(bundle: Bundle, rx) -> Iterator[Tuple[Any, str, Any]]:
+    """(line, the text searched, the last match of `rx`) for each log: from the last of its final _TAIL lines that
+    holds a match (in its last `\r` segment: a tqdm line redrawn in place shows its latest state last)."""
+    for log in bundle.logs:
+        for ln in reversed([ln for ln in log.lines[-_TAIL:] if ln.text.strip()]):
+            if "/" not in ln.text:
+                continue
+            seg = ln.text[:4000].rsplit("\r", 1)[-1]
+            ms = list(rx.finditer(seg))
+            if ms:
+                yield ln, seg, ms[-1]
+                break
+
+
 def partway(bundle: Bundle) -> Optional[Dict[str, Any]]:
     """Where a log that ends on loop progress stops, when that loop had not reached its end: {"at", "of",
     "cite"} from the last position counter on the log's last lines (150/1125 of a tqdm bar, [4523/5000]).
     A finished loop's last counter reads N/N; one that stops short says the run did not end at a loop's end."""
-    for log in bundle.logs:
-        tail = [ln for ln in log.lines[-_TAIL:] if ln.text.strip()]
-        for ln in reversed(tail):
-            if "/" not in ln.text:
-                continue
-            ms = list(_COUNTER.finditer(ln.text[:4000].rsplit("\r", 1)[-1]))
-            if not ms:
-                continue
-            m = ms[-1]
-            k, n = (int(g) for g in (m.group(1, 2) if m.group(1) else m.group(3, 4)))
-            if 0 < n and k < n:
-                return {"at": k, "of": n, "cite": f"{ln.path}:{ln.line}" if ln.line is not None else ln.path}
-            break
+    for ln, _seg, m in _tail_counters(bundle, _COUNTER):
+        k, n = (int(g) for g in (m.group(1, 2) if m.group(1) else m.group(3, 4)))
+        if 0 < n and k < n:
+            return {"at": k, "of": n, "cite": f"{ln.path}:{ln.line}" if ln.line is not None else ln.path}
     return None
 
 
@@ -233,21 +238,14 @@ _NOT_TRAIN = lazy_re(r"(?i)\b(?:val(?:idation|id)?|eval(?:uation|uate)?|test(?:i
 
 def _step_counter_end(bundle: Bundle) -> List[Finding]:
     """The log's last step counter reads N/N: the training loop printed its final step."""
-    for log in bundle.logs:
-        tail = [ln for ln in log.lines[-_TAIL:] if ln.text.strip()]
-        for ln in reversed(tail):
-            ms = list(_STEP_OF.finditer(ln.text[:4000])) if "/" in ln.text else []
-            if not ms:
-                continue
-            m = ms[-1]
-            k, n = int(m.group(1)), int(m.group(2))
-            if _NOT_TRAIN.search(ln.text[max(0, m.start() - 24):m.start()]) or any(
-                    int(e.group(1)) < int(e.group(2)) for e in _EPOCH_OF.finditer(ln.text[:4000])):
-                break  # an evaluation's or one epoch's loop, not the run's
-            if 1 < n == k:
-                return [_marker(f"the log's last step counter reads {k}/{n}: the training loop printed its final "
-                                "step", [ln.source()], {"step": k, "of": n, "unit": "step"}, "counter")]
-            break
+    for ln, seg, m in _tail_counters(bundle, _STEP_OF):
+        k, n = int(m.group(1)), int(m.group(2))
+        if _NOT_TRAIN.search(seg[max(0, m.start() - 24):m.start()]) or any(
+                int(e.group(1)) < int(e.group(2)) for e in _EPOCH_OF.finditer(seg)):
+            continue  # an evaluation's or one epoch's loop, not the run's
+        if 1 < n == k:
+            return [_marker(f"the log's last step counter reads {k}/{n}: the training loop printed its final step",
+                            [ln.source()], {"step": k, "of": n, "unit": "step"}, "counter")]
     return []
 
 

@@ -108,7 +108,7 @@ SETTING_KEYS = frozenset({
     "lr_scheduler_type", "lr_scheduler", "fp16", "bf16", "precision", "mixed_precision", "label_smoothing"})
 SETTINGS_MIN = 2
 _JSON_KEY = lazy_re(rb'"([A-Za-z_][\w.\-]{0,60})"\s*:')
-_YAML_KEY = lazy_re(rb'(?m)^\s{0,8}([A-Za-z_][\w.\-]{0,60})\s*:(?:\s|$)')
+_YAML_KEY = lazy_re(rb'(?m)^[ \t]{0,8}([A-Za-z_][\w.\-]{0,60})[ \t]*:(?:\s|$)')
 
 
 def settings_document(head: bytes) -> bool:

@@ -66,9 +66,9 @@ def read(bundle, entry, ctx) -> None:
                 return
             if isinstance(meta, dict) and name in RESULTS_NAMES:
                 if isinstance(meta.get("train_runtime"), (int, float)):
-                    n = next((ln.line for ln in lines if '"train_runtime"' in ln.text), None)
-                    text = next((ln.text for ln in lines if '"train_runtime"' in ln.text), "")
-                    bundle.facts.setdefault("hf.train_summary", Source(rel, n, text.strip().rstrip(",")))
+                    at = next((ln for ln in lines if '"train_runtime"' in ln.text), None)
+                    bundle.facts.setdefault("hf.train_summary", Source(rel, at.line if at else None,
+                                                                       at.text.strip().rstrip(",") if at else ""))
                 ctx.record(f, "facts")
                 return
             if isinstance(meta, dict):
