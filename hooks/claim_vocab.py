@@ -424,7 +424,7 @@ V_LOG_STRONG, V_LOG_WEAK = _prep(LOG_STRONG), _prep(LOG_WEAK)
 
 # a heading that is the one word "Why" introduces the explanation (only the whole heading: "What to check and why"
 # is a plan)
-WHY_LABELS = {"why", "why?", "warum", "pourquoi", "por qué", "perché", "为什么", "なぜ", "왜"}
+WHY_LABELS = {"why", "warum", "pourquoi", "por qué", "perché", "为什么", "なぜ", "왜"}
 
 
 def _label_kind(label):
@@ -433,7 +433,7 @@ def _label_kind(label):
     raw = label.lower()
     if len(n.split()) > 7:
         return None
-    if raw.strip(" #*_:?¿") in WHY_LABELS or raw.strip(" #*_:") in WHY_LABELS:
+    if raw.strip(" #*_:?¿？") in WHY_LABELS:
         return "claim"
     if _has(n, raw, V_FIX_L):
         return "fix"

@@ -10,6 +10,7 @@ import re
 
 from claim_vocab import (
     CODE_LANGS,
+    PROPOSAL,
     SHELL_STARTS,
     V_EVIDENCE,
     V_GENNUM,
@@ -71,7 +72,10 @@ _FRAME_CUE = re.compile(r"\b(?:traceback|stack|frame|frames|raised in|thrown in|
 _FRAME_NAME = re.compile(r"^[A-Za-z_][\w.]{7,}(?:\(\))?$")
 
 
-_HYPHENATED = re.compile(r"\b\w+(?:-\w+)+")  # (\b: one start per word, linear on long runs)
+# A hyphenated compound is one word: "all-reduce" holds no proposal verb, "re-run" is one (\b: one start per word,
+# linear on long runs)
+_HYPHENATED = re.compile(r"\b\w+(?:-\w+)+")
+_HYPHENATED_PROPOSALS = frozenset(w for w in PROPOSAL if "-" in w)
 
 
 class Quote:
@@ -148,7 +152,7 @@ def _quote_kind(text, origin, context):
     n = norm_words(context)
     ctx_raw = context.lower()
     cue = _SEEN.search(" ".join(ctx_raw.split()[-3:]))
-    plain = _HYPHENATED.sub(" ", context)             # "the all-reduce hit …": a compound holds no proposal verb
+    plain = _HYPHENATED.sub(lambda m: m.group(0) if m.group(0).lower() in _HYPHENATED_PROPOSALS else " ", context)
     if _has(norm_words(plain), plain.lower(), V_PROPOSAL) and not cue:  # "the log shows `x`": shown, whatever came before
         return None
     tail = " " + " ".join(n.split()[-3:]) + " "

@@ -336,3 +336,10 @@ def test_an_agent_that_killed_the_run_is_a_cause_and_a_passive_kill_is_what_happ
 def test_flash_attention_and_cuda_fault_words_are_the_domain():
     assert claim_detector.analyse_domain("flash-attn 2.6 reads past the end of cu_seqlens in backward")
     assert claim_detector.analyse_domain("an illegal memory access was encountered")
+
+
+def test_a_hyphenated_proposal_verb_is_still_a_proposal():
+    a = claim_detector.analyse("The lr is too high for this batch size, so re-run with `lr=1e-4`.")
+    assert a.quotes == []                                                       # a setting to try, not evidence
+    b = claim_detector.analyse("The all-reduce hit the timeout: `ran for 600094 milliseconds`, so the job died.")
+    assert [q.text for q in b.quotes] == ["ran for 600094 milliseconds"]
